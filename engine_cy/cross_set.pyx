@@ -1,0 +1,108 @@
+# Cross-sets and cross-scores (reference §2.3): for an empty square and a play direction, the letters
+# that form a valid perpendicular word with the tiles before/after it, and those tiles' face values.
+from libc.stdint cimport uint32_t, uint64_t, int32_t
+from engine_cy.common cimport ml_t
+from engine_cy.board cimport Board
+from engine_cy.kwg cimport Kwg, kwg_seek, kwg_arc, kwg_letter_set, kwg_accepts, kwg_is_end, kwg_tile
+from engine_cy.alphabet cimport LetterDistribution
+
+
+cdef void cross_set_square(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
+                           const int32_t* scores, uint64_t all_letters, int d, int lane, int idx) noexcept nogil:
+    # The perpendicular line is lane `idx` in orientation 1-d; our square sits at position `lane` in it.
+    cdef int dim = b.dim
+    cdef const ml_t* line = &b.tiles[1 - d][idx * dim]
+    cdef int pos = lane, start = lane, end = lane, i
+    cdef int sq = lane * dim + idx
+    cdef int32_t score = 0
+    cdef uint32_t p, q, node
+    cdef uint64_t bits = 0
+    cdef ml_t t
+    if line[pos] != 0:
+        b.cross_set[d][sq] = 0
+        b.cross_score[d][sq] = 0
+        return
+    while start > 0 and line[start - 1] != 0:
+        start -= 1
+    while end < dim - 1 and line[end + 1] != 0:
+        end += 1
+    if start == pos and end == pos:
+        b.cross_set[d][sq] = all_letters
+        b.cross_score[d][sq] = 0
+        return
+    for i in range(start, end + 1):
+        t = line[i]
+        if t != 0 and not (t & 0x80):
+            score += scores[t]
+    b.cross_score[d][sq] = score
+    if end == pos:
+        # tiles only before: follow them in the DAWG, candidate letter completes the word
+        p = dawg_root
+        for i in range(start, pos):
+            p = kwg_seek(nodes, p, line[i] & 0x7F)
+            if p == 0:
+                break
+            p = kwg_arc(nodes, p)
+        bits = kwg_letter_set(nodes, p) if p != 0 else 0
+    elif start == pos:
+        # tiles only after: reverse(S) in the GADDAG, candidate letter last (no separator)
+        p = gaddag_root
+        i = end
+        while i > pos:
+            p = kwg_seek(nodes, p, line[i] & 0x7F)
+            if p == 0:
+                break
+            p = kwg_arc(nodes, p)
+            i -= 1
+        bits = kwg_letter_set(nodes, p) if p != 0 else 0
+    else:
+        # both sides: follow P in the DAWG, then for each candidate follow S
+        p = dawg_root
+        for i in range(start, pos):
+            p = kwg_seek(nodes, p, line[i] & 0x7F)
+            if p == 0:
+                break
+            p = kwg_arc(nodes, p)
+        if p != 0:
+            while True:
+                node = p
+                q = kwg_arc(nodes, node)
+                i = pos + 1
+                while i <= end and q != 0:
+                    q = kwg_seek(nodes, q, line[i] & 0x7F)
+                    if q == 0:
+                        break
+                    if i == end:
+                        if kwg_accepts(nodes, q):
+                            bits |= (<uint64_t> 1) << kwg_tile(nodes, node)
+                        break
+                    q = kwg_arc(nodes, q)
+                    i += 1
+                if kwg_is_end(nodes, node):
+                    break
+                p += 1
+    b.cross_set[d][sq] = bits & all_letters
+
+
+cdef void cross_set_lane(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
+                         const int32_t* scores, uint64_t all_letters, int d, int lane) noexcept nogil:
+    cdef int idx
+    for idx in range(b.dim):
+        cross_set_square(b, nodes, dawg_root, gaddag_root, scores, all_letters, d, lane, idx)
+
+
+def all_letters_mask(LetterDistribution ld):
+    return ((<uint64_t> 1 << ld.size) - 1) & ~(<uint64_t> 1)
+
+
+def compute_all(Board b, Kwg kwg, LetterDistribution ld):
+    """Fill every square's cross-set and cross-score, both directions."""
+    cdef uint64_t mask = all_letters_mask(ld)
+    cdef int d, lane
+    if kwg.gaddag_root == 0:
+        raise ValueError("cross-sets need a KWG with a GADDAG")
+    with nogil:
+        for d in range(2):
+            for lane in range(b.dim):
+                cross_set_lane(b, kwg.nodes, kwg.dawg_root, kwg.gaddag_root, &ld.scores[0], mask, d, lane)
+    b.cross_valid = True

@@ -1,0 +1,62 @@
+# KWG (Node22) word graph: DAWG at nodes[0], GADDAG at nodes[1] (see reference §2).
+from libc.stdint cimport uint32_t, uint64_t, int64_t
+
+cdef enum:
+    KWG_ACCEPTS = 0x800000
+    KWG_IS_END = 0x400000
+    KWG_ARC_MASK = 0x3FFFFF
+    KWG_NOT_FOUND = 0xFFFFFFFF
+
+cdef inline uint32_t kwg_tile(const uint32_t* nodes, uint32_t i) noexcept nogil:
+    return nodes[i] >> 24
+
+cdef inline bint kwg_accepts(const uint32_t* nodes, uint32_t i) noexcept nogil:
+    return (nodes[i] & KWG_ACCEPTS) != 0
+
+cdef inline bint kwg_is_end(const uint32_t* nodes, uint32_t i) noexcept nogil:
+    return (nodes[i] & KWG_IS_END) != 0
+
+cdef inline uint32_t kwg_arc(const uint32_t* nodes, uint32_t i) noexcept nogil:
+    return nodes[i] & KWG_ARC_MASK
+
+cdef inline uint32_t kwg_seek(const uint32_t* nodes, uint32_t p, uint32_t t) noexcept nogil:
+    """Index of the node with tile t in the sibling list starting at p, or 0 when absent.
+
+    Node 0 is never a sibling of a real list, so 0 doubles as "not found"."""
+    cdef uint32_t n, nt
+    if p == 0:
+        return 0
+    while True:
+        n = nodes[p]
+        nt = n >> 24
+        if nt == t:
+            return p
+        if nt > t or (n & KWG_IS_END):
+            return 0
+        p += 1
+
+cdef inline uint64_t kwg_letter_set(const uint32_t* nodes, uint32_t p) noexcept nogil:
+    """Bit t set for every tile t in list p whose arc completes a word."""
+    cdef uint64_t bits = 0
+    cdef uint32_t n
+    if p == 0:
+        return 0
+    while True:
+        n = nodes[p]
+        if n & KWG_ACCEPTS:
+            bits |= (<uint64_t>1) << (n >> 24)
+        if n & KWG_IS_END:
+            return bits
+        p += 1
+
+cdef class Kwg:
+    cdef readonly object array       # numpy uint32 array owning the nodes
+    cdef const uint32_t* nodes
+    cdef readonly uint32_t n_nodes
+    cdef readonly uint32_t dawg_root     # first index of the DAWG root list (0 if empty)
+    cdef readonly uint32_t gaddag_root   # first index of the GADDAG root list (0 if none)
+    cdef object _counts                  # lazily computed word counts (numpy uint32), for ranks
+    cdef const uint32_t* counts
+    cdef bint contains_ml(self, const unsigned char* word, int n) noexcept nogil
+    cdef void ensure_counts(self) except *
+    cdef int64_t index_of_ml(self, const unsigned char* word, int n) noexcept nogil
