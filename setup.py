@@ -8,8 +8,8 @@ import os
 import sys
 
 from setuptools import Extension, setup
-from setuptools.command.build_py import build_py
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEBUG = os.environ.get("MACONDO_CYTHON_DEBUG", "") not in ("", "0")
@@ -17,8 +17,8 @@ DEBUG = os.environ.get("MACONDO_CYTHON_DEBUG", "") not in ("", "0")
 
 def generate_protos() -> None:
     """Run grpc_tools.protoc over proto/ into macondo_server/pb/ (never hand-edited)."""
-    from grpc_tools import protoc
     import grpc_tools
+    from grpc_tools import protoc
 
     proto_root = os.path.join(HERE, "proto")
     out_dir = os.path.join(HERE, "macondo_server", "pb")
@@ -65,8 +65,8 @@ class BuildExt(build_ext):
 
 
 def extensions():
-    from Cython.Build import cythonize
     import numpy
+    from Cython.Build import cythonize
 
     directives = {
         "language_level": "3",

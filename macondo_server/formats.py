@@ -126,12 +126,12 @@ def parse_move(text: str, board: Board, ld: LetterDistribution) -> Move:
         if len(parts) != 2:
             raise FormatError(f"bad exchange {text!r}: expected 'exch TILES'")
         try:
-            tiles = ld.parse_rack(parts[1].upper())
+            exchanged = ld.parse_rack(parts[1].upper())
         except ValueError as exc:
             raise FormatError(f"bad exchange {text!r}: {exc}") from None
-        if not 1 <= len(tiles) <= RACK_SIZE:
+        if not 1 <= len(exchanged) <= RACK_SIZE:
             raise FormatError(f"bad exchange {text!r}: exchange 1 to {RACK_SIZE} tiles")
-        return Move("exchange", tiles=tuple(sorted(tiles)))
+        return Move("exchange", tiles=tuple(sorted(exchanged)))
     if len(parts) != 2:
         raise FormatError(f"bad move {text!r}: expected 'COORD WORD', 'exch TILES' or 'pass'")
     dim = board.dim

@@ -1,0 +1,143 @@
+"""The `macondo` command line. Parsing and printing only; the engine does the work.
+
+Every error is a one-line message on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import __version__
+from .config import Settings
+from .formats import FormatError, parse_cgp
+from .lexicon import LexiconError, LexiconRegistry, build_kwg_from_file
+
+
+class CliError(Exception):
+    """A user-facing error: printed as 'macondo: error: ...' with exit status 1."""
+
+
+def _registry(args: argparse.Namespace) -> LexiconRegistry:
+    return LexiconRegistry(Settings.load(getattr(args, "data_dir", None)))
+
+
+# ------------------------------------------------------------------ lexicon
+
+
+def cmd_lexicon_build(args: argparse.Namespace) -> int:
+    src = Path(args.words)
+    if not src.is_file():
+        raise CliError(f"word list {src} does not exist")
+    t0 = time.perf_counter()
+    data = build_kwg_from_file(src)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    from engine_cy.kwg import Kwg
+
+    kwg = Kwg(data)
+    print(
+        f"wrote {out}: {kwg.word_count()} words, {kwg.n_nodes} nodes, "
+        f"{len(data)} bytes in {time.perf_counter() - t0:.2f} s"
+    )
+    return 0
+
+
+def cmd_lexicon_check(args: argparse.Namespace) -> int:
+    lex = _registry(args).get(args.lexicon)
+    for word in args.words:
+        print(f"{word.upper()} {'valid' if lex.is_word(word) else 'invalid'}")
+    return 0
+
+
+def cmd_lexicon_list(args: argparse.Namespace) -> int:
+    reg = _registry(args)
+    for name in reg.available():
+        print(name)
+    return 0
+
+
+# ------------------------------------------------------------------ positions
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .render import render_position
+
+    pos = parse_cgp(args.cgp)
+    if args.json:
+        print(json.dumps({"cgp": args.cgp, "bag": pos.bag_size(), "scores": list(pos.scores)}))
+    else:
+        print(render_position(pos))
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="macondo",
+        description="Crossword board game analysis engine (move generation, simulation, endgame, pre-endgame).",
+    )
+    p.add_argument("--version", action="version", version=f"macondo {__version__}")
+    p.add_argument("--data-dir", help="lexicon directory (default: bundled lexica plus ../shared/lexica)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    lex = sub.add_parser("lexicon", help="build and query lexica (KWG word graphs)")
+    lsub = lex.add_subparsers(dest="lexicon_command", metavar="ACTION")
+    b = lsub.add_parser("build", help="compile a word list into a KWG (DAWG + GADDAG)")
+    b.add_argument("words", help="word list, one word per line")
+    b.add_argument("-o", "--output", required=True, help="output .kwg file")
+    b.set_defaults(func=cmd_lexicon_build)
+    c = lsub.add_parser("check", help="print each word with valid/invalid")
+    c.add_argument("--lexicon", help="lexicon name (default: the bundled SCOWL70)")
+    c.add_argument("words", nargs="+")
+    c.set_defaults(func=cmd_lexicon_check)
+    ls = lsub.add_parser("list", help="list the lexica found in the data directories")
+    ls.set_defaults(func=cmd_lexicon_list)
+    lex.set_defaults(func=lambda a: _usage(lex))
+
+    s = sub.add_parser("show", help="draw a CGP position as text")
+    s.add_argument("cgp")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_show)
+
+    for register in _EXTRA_COMMANDS:
+        register(sub)
+    return p
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+# Later modules register their subcommands here (gen, sim, endgame, ...).
+_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except (CliError, FormatError, LexiconError, ValueError) as exc:
+        print(f"macondo: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("macondo: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

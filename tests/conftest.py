@@ -1,0 +1,52 @@
+"""Shared fixtures. Tests that need the shared NWL20/CSW21 lexica skip cleanly when they are absent."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from macondo_server.config import Settings
+from macondo_server.lexicon import LexiconRegistry
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("MACONDO_SHARED_DIR", ROOT.parent / "shared"))
+LEXICA = Path(os.environ.get("MACONDO_DATA_DIR", SHARED / "lexica"))
+CASES_DIR = SHARED / "cases"
+
+
+def have_lexicon(name: str) -> bool:
+    return (LEXICA / f"{name}.txt").is_file() or (LEXICA / f"{name}.kwg").is_file()
+
+
+needs_nwl20 = pytest.mark.skipif(not have_lexicon("NWL20"), reason="shared NWL20 lexicon absent")
+needs_csw21 = pytest.mark.skipif(not have_lexicon("CSW21"), reason="shared CSW21 lexicon absent")
+needs_cases = pytest.mark.skipif(not (CASES_DIR / "cases.jsonl").is_file(), reason="shared cases absent")
+
+
+def load_cases(kind: str) -> list[dict]:
+    path = CASES_DIR / "cases.jsonl"
+    if not path.is_file():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            case = json.loads(line)
+            if case["kind"] == kind:
+                out.append(case)
+    return out
+
+
+@pytest.fixture(scope="session")
+def registry() -> LexiconRegistry:
+    dirs = [LEXICA] if LEXICA.is_dir() else []
+    settings = Settings.load(os.pathsep.join(str(d) for d in dirs) or None)
+    return LexiconRegistry(settings)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Compiled word lists go to a per-session cache, never the user's."""
+    os.environ.setdefault("MACONDO_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
