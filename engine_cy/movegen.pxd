@@ -1,0 +1,93 @@
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
+from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET
+from engine_cy.board cimport Board
+from engine_cy.kwg cimport Kwg
+from engine_cy.klv cimport Klv
+from engine_cy.alphabet cimport LetterDistribution
+
+cdef enum:
+    MOVE_PLACE = 0
+    MOVE_EXCHANGE = 1
+    MOVE_PASS = 2
+
+cdef enum:
+    RECORD_ALL = 0
+    RECORD_BEST = 1
+    RECORD_TOP_N = 2
+
+cdef struct Move:
+    equity_t equity            # millipoints
+    int32_t score              # points
+    uint8_t kind               # MOVE_PLACE / MOVE_EXCHANGE / MOVE_PASS
+    uint8_t row, col, vertical # start square (0-based) and direction
+    uint8_t length             # squares covered (placements) or tiles exchanged
+    uint8_t n_tiles            # tiles from the rack
+    uint8_t leave_mask         # rack-instance bits kept (see MoveGen.first_bit)
+    ml_t tiles[MAX_BOARD_DIM]  # placement: per square, 0 = played-through, blank = ml|0x80; exchange: tiles
+
+cimport cython
+
+@cython.final
+cdef class MoveGen:
+    cdef readonly Kwg kwg
+    cdef readonly Klv klv
+    cdef readonly LetterDistribution ld
+    cdef const uint32_t* nodes
+    cdef int32_t scores[MAX_ALPHABET]
+    cdef bint vowel[MAX_ALPHABET]
+    cdef uint64_t all_letters
+    cdef public int bingo_bonus
+    # per-generation inputs
+    cdef Board board
+    cdef int dim
+    cdef uint8_t rack[MAX_ALPHABET]
+    cdef int rack_tiles
+    cdef int bag_tiles
+    cdef int opp_rack_value               # points, -1 when unknown
+    cdef int record_mode
+    cdef int top_n
+    cdef bint board_empty
+    # leaves: each rack tile instance has a bit; a canonical mask names a leave multiset
+    cdef uint8_t first_bit[MAX_ALPHABET]
+    cdef uint8_t rack_key[MAX_ALPHABET]   # rack for which leave tables are valid
+    cdef int rack_key_valid
+    cdef equity_t leave_value[128]        # millipoints
+    cdef int32_t kept_value[128]          # face value of the kept tiles
+    cdef uint8_t cur_mask
+    cdef equity_t* peg_table
+    cdef int peg_len
+    # lane cache
+    cdef int dir
+    cdef int lane
+    cdef ml_t row_tiles[MAX_BOARD_DIM]
+    cdef uint64_t row_cs[MAX_BOARD_DIM]
+    cdef int32_t row_csc[MAX_BOARD_DIM]
+    cdef bint row_cross_word[MAX_BOARD_DIM]      # a perpendicular tile touches the square
+    cdef uint8_t row_lm[MAX_BOARD_DIM]
+    cdef uint8_t row_wm[MAX_BOARD_DIM]
+    cdef bint row_anchor[MAX_BOARD_DIM]
+    cdef int anchor_col
+    cdef int last_anchor_col
+    cdef ml_t strip[MAX_BOARD_DIM]
+    cdef int tiles_played
+    # output
+    cdef Move* move_buf
+    cdef int n_moves
+    cdef int cap_moves
+    cdef Move best
+    cdef bint has_best
+    cdef readonly long n_placements
+    cdef readonly long n_exchanges
+    cdef readonly long n_passes
+
+    cdef int generate_c(self) except -1 nogil
+    cdef void prepare_leaves(self) noexcept nogil
+    cdef void gen_lane(self) noexcept nogil
+    cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,
+                            int main_score, int word_mult, int cross_total) noexcept nogil
+    cdef void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
+                    int main_score, int word_mult, int cross_total) noexcept nogil
+    cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil
+    cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil
+    cdef void record(self, Move* m) noexcept nogil
+    cdef equity_t equity_for(self, int score, int n_tiles, uint8_t mask) noexcept nogil

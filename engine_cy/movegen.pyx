@@ -1,0 +1,524 @@
+# Move generation (Gordon's GADDAG algorithm over cached lanes) and static equity.
+#
+# One MoveGen per thread; all scratch is preallocated and reused. generate_c runs without the GIL.
+# Lanes: dir 0 scans rows (across plays), dir 1 scans the transposed board (down plays), so one
+# generator serves both directions. A play is generated from its leftmost anchor only; one-tile
+# plays that form an across word are recorded by the across pass only.
+cimport cython
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, realloc, free, qsort
+from libc.string cimport memset, memcpy
+
+from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET, RACK_SIZE, EQUITY_SCALE
+from engine_cy.board cimport Board
+from engine_cy.kwg cimport Kwg, kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile
+from engine_cy.klv cimport Klv
+from engine_cy.alphabet cimport LetterDistribution
+from engine_cy.cross_set import compute_all as _compute_cross_sets
+
+cdef enum:
+    OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
+    NON_OUT_PENALTY = 10 * EQUITY_SCALE
+
+
+cdef inline int move_cmp(const Move* a, const Move* b) noexcept nogil:
+    """< 0 when a ranks before b (reference §9 order: equity, score, kind, row, col, across first,
+    fewer tiles, shorter, lower tiles)."""
+    cdef int i, n
+    if a.equity != b.equity:
+        return -1 if a.equity > b.equity else 1
+    if a.score != b.score:
+        return -1 if a.score > b.score else 1
+    if a.kind != b.kind:
+        return -1 if a.kind < b.kind else 1
+    if a.row != b.row:
+        return -1 if a.row < b.row else 1
+    if a.col != b.col:
+        return -1 if a.col < b.col else 1
+    if a.vertical != b.vertical:
+        return -1 if a.vertical < b.vertical else 1
+    if a.n_tiles != b.n_tiles:
+        return -1 if a.n_tiles < b.n_tiles else 1
+    if a.length != b.length:
+        return -1 if a.length < b.length else 1
+    n = a.length
+    for i in range(n):
+        if a.tiles[i] != b.tiles[i]:
+            return -1 if a.tiles[i] < b.tiles[i] else 1
+    return 0
+
+
+cdef int _qsort_cmp(const void* a, const void* b) noexcept nogil:
+    return move_cmp(<const Move*> a, <const Move*> b)
+
+
+@cython.final
+cdef class MoveGen:
+    """Generates every legal play for a rack on a board, scored and valued (millipoints)."""
+
+    def __cinit__(self):
+        self.move_buf = NULL
+        self.n_moves = 0
+        self.cap_moves = 0
+        self.peg_table = NULL
+        self.peg_len = 0
+
+    def __init__(self, Kwg kwg, LetterDistribution ld, Klv klv=None, int bingo_bonus=50):
+        cdef int i
+        if kwg.gaddag_root == 0:
+            raise ValueError("move generation needs a KWG with a GADDAG")
+        self.kwg = kwg
+        self.klv = klv
+        self.ld = ld
+        self.nodes = kwg.nodes
+        for i in range(MAX_ALPHABET):
+            self.scores[i] = ld.scores[i] if i < ld.size else 0
+            self.vowel[i] = ld.vowels[i] if i < ld.size else False
+        self.all_letters = ((<uint64_t> 1 << ld.size) - 1) & ~(<uint64_t> 1)
+        self.bingo_bonus = bingo_bonus
+        self.cap_moves = 4096
+        self.move_buf = <Move*> malloc(self.cap_moves * sizeof(Move))
+        if self.move_buf == NULL:
+            raise MemoryError()
+        self.rack_key_valid = 0
+        if klv is not None:
+            klv.kwg.ensure_counts()
+
+    def __dealloc__(self):
+        free(self.move_buf)
+        free(self.peg_table)
+
+    def set_preendgame_table(self, values):
+        """Optional equity adjustment by tiles the opponent will see unseen (points per index)."""
+        free(self.peg_table)
+        self.peg_table = NULL
+        self.peg_len = 0
+        if values:
+            self.peg_table = <equity_t*> malloc(len(values) * sizeof(equity_t))
+            for i, v in enumerate(values):
+                self.peg_table[i] = <equity_t> round(v * EQUITY_SCALE)
+            self.peg_len = len(values)
+
+    # ------------------------------------------------------------ leaves
+
+    cdef void prepare_leaves(self) noexcept nogil:
+        """Leave value and kept face value for every canonical sub-multiset of the rack (<= 128)."""
+        cdef int ml, b = 0, i, n, k
+        cdef int size = self.ld.size
+        cdef int counts[MAX_ALPHABET]
+        cdef int choice[MAX_ALPHABET]
+        cdef unsigned char buf[RACK_SIZE + 1]
+        cdef uint8_t mask
+        cdef int32_t kept
+        cdef bint same = self.rack_key_valid != 0
+        for ml in range(size):
+            if self.rack_key[ml] != self.rack[ml]:
+                same = False
+        for ml in range(size):
+            self.first_bit[ml] = b
+            b += self.rack[ml]
+        self.cur_mask = <uint8_t> ((1 << b) - 1) if b < 8 else 0xFF
+        if same:
+            return
+        for ml in range(size):
+            self.rack_key[ml] = self.rack[ml]
+            counts[ml] = self.rack[ml]
+            choice[ml] = 0
+        self.rack_key_valid = 1
+        # odometer over choice[ml] in 0..counts[ml]
+        while True:
+            mask = 0
+            n = 0
+            kept = 0
+            for ml in range(size):
+                if choice[ml]:
+                    mask |= <uint8_t> (((1 << choice[ml]) - 1) << self.first_bit[ml])
+                    for k in range(choice[ml]):
+                        if n < RACK_SIZE:
+                            buf[n] = <unsigned char> ml
+                        n += 1
+                    kept += choice[ml] * self.scores[ml]
+            self.kept_value[mask] = kept
+            if self.klv is not None and 0 < n <= RACK_SIZE:
+                self.leave_value[mask] = self.klv.leave_value_ml(buf, n)
+            else:
+                self.leave_value[mask] = 0
+            i = 0
+            while i < size:
+                if choice[i] < counts[i]:
+                    choice[i] += 1
+                    break
+                choice[i] = 0
+                i += 1
+            if i == size:
+                break
+
+    cdef equity_t equity_for(self, int score, int n_tiles, uint8_t mask) noexcept nogil:
+        cdef equity_t eq = score * EQUITY_SCALE
+        cdef int idx
+        if self.bag_tiles > 0:
+            eq += self.leave_value[mask]
+            if self.peg_len > 0:
+                idx = self.bag_tiles - n_tiles + RACK_SIZE
+                if 0 <= idx < self.peg_len:
+                    eq += self.peg_table[idx]
+        else:
+            if n_tiles == self.rack_tiles and n_tiles > 0:
+                if self.opp_rack_value > 0:
+                    eq += 2 * self.opp_rack_value * EQUITY_SCALE
+            else:
+                eq -= 2 * self.kept_value[mask] * EQUITY_SCALE + NON_OUT_PENALTY
+        return eq
+
+    # ------------------------------------------------------------ recording
+
+    cdef void record(self, Move* m) noexcept nogil:
+        cdef Move* grown
+        cdef int i, parent, child, smallest, n
+        cdef Move tmp
+        if self.record_mode == RECORD_BEST:
+            if not self.has_best or move_cmp(m, &self.best) < 0:
+                self.best = m[0]
+                self.has_best = True
+            return
+        if self.record_mode == RECORD_TOP_N and self.n_moves >= self.top_n:
+            # min-heap on rank: moves[0] is the worst kept move
+            if self.top_n == 0 or move_cmp(m, &self.move_buf[0]) >= 0:
+                return
+            self.move_buf[0] = m[0]
+            i = 0
+            n = self.n_moves
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                smallest = child
+                if child + 1 < n and move_cmp(&self.move_buf[child + 1], &self.move_buf[child]) > 0:
+                    smallest = child + 1
+                if move_cmp(&self.move_buf[smallest], &self.move_buf[i]) > 0:
+                    tmp = self.move_buf[i]
+                    self.move_buf[i] = self.move_buf[smallest]
+                    self.move_buf[smallest] = tmp
+                    i = smallest
+                else:
+                    break
+            return
+        if self.n_moves >= self.cap_moves:
+            grown = <Move*> realloc(self.move_buf, 2 * self.cap_moves * sizeof(Move))
+            if grown == NULL:
+                return  # out of memory: the move is dropped rather than crashing the process
+            self.move_buf = grown
+            self.cap_moves *= 2
+        self.move_buf[self.n_moves] = m[0]
+        self.n_moves += 1
+        if self.record_mode == RECORD_TOP_N:
+            i = self.n_moves - 1
+            while i > 0:
+                parent = (i - 1) // 2
+                if move_cmp(&self.move_buf[i], &self.move_buf[parent]) > 0:
+                    tmp = self.move_buf[i]
+                    self.move_buf[i] = self.move_buf[parent]
+                    self.move_buf[parent] = tmp
+                    i = parent
+                else:
+                    break
+
+    cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil:
+        cdef Move m
+        cdef int i, pen = 0
+        cdef ml_t t
+        if self.dir == 1 and self.tiles_played == 1:
+            # one-tile play: recorded once, by the across pass when it forms an across word
+            for i in range(leftstrip, rightstrip + 1):
+                if self.strip[i] != 0 and self.row_cross_word[i]:
+                    return
+        self.n_placements += 1
+        m.kind = MOVE_PLACE
+        m.score = score
+        m.n_tiles = <uint8_t> self.tiles_played
+        m.length = <uint8_t> (rightstrip - leftstrip + 1)
+        m.vertical = <uint8_t> self.dir
+        if self.dir == 0:
+            m.row = <uint8_t> self.lane
+            m.col = <uint8_t> leftstrip
+        else:
+            m.row = <uint8_t> leftstrip
+            m.col = <uint8_t> self.lane
+        for i in range(leftstrip, rightstrip + 1):
+            m.tiles[i - leftstrip] = self.strip[i]
+        m.leave_mask = self.cur_mask
+        m.equity = self.equity_for(score, self.tiles_played, self.cur_mask)
+        if self.board_empty:
+            # opening placement penalty: vowels on the squares beside the DLS pairs
+            for i in range(leftstrip, rightstrip + 1):
+                t = self.strip[i]
+                if t != 0 and self.vowel[t & 0x7F]:
+                    if self.dim == 15 and (i == 2 or i == 6 or i == 8 or i == 12):
+                        pen += OPENING_VOWEL_PENALTY
+                    elif self.dim == 21 and (i == 5 or i == 9 or i == 11 or i == 15):
+                        pen += OPENING_VOWEL_PENALTY
+            m.equity -= pen
+        self.record(&m)
+
+    # ------------------------------------------------------------ Gordon recursion
+
+    cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,
+                            int main_score, int word_mult, int cross_total) noexcept nogil:
+        cdef ml_t cur = self.row_tiles[col]
+        cdef uint32_t i, child
+        cdef uint64_t cs
+        cdef ml_t ml
+        cdef uint8_t bit
+        if cur != 0:
+            i = kwg_seek(self.nodes, node, cur & 0x7F)
+            if i != 0:
+                self.go_on(col, cur, kwg_arc(self.nodes, i), kwg_accepts(self.nodes, i), leftstrip, rightstrip,
+                           main_score, word_mult, cross_total)
+            return
+        if self.rack_tiles == 0:
+            return
+        cs = self.row_cs[col]
+        i = node
+        if i == 0:
+            return
+        while True:
+            ml = <ml_t> kwg_tile(self.nodes, i)
+            if ml != 0 and (cs >> ml) & 1:
+                if self.rack[ml] > 0:
+                    bit = <uint8_t> (1 << (self.first_bit[ml] + self.rack[ml] - 1))
+                    self.rack[ml] -= 1
+                    self.rack_tiles -= 1
+                    self.tiles_played += 1
+                    self.cur_mask ^= bit
+                    self.go_on(col, ml, kwg_arc(self.nodes, i), kwg_accepts(self.nodes, i), leftstrip, rightstrip,
+                               main_score, word_mult, cross_total)
+                    self.cur_mask ^= bit
+                    self.tiles_played -= 1
+                    self.rack_tiles += 1
+                    self.rack[ml] += 1
+                if self.rack[0] > 0:
+                    bit = <uint8_t> (1 << (self.first_bit[0] + self.rack[0] - 1))
+                    self.rack[0] -= 1
+                    self.rack_tiles -= 1
+                    self.tiles_played += 1
+                    self.cur_mask ^= bit
+                    self.go_on(col, ml | 0x80, kwg_arc(self.nodes, i), kwg_accepts(self.nodes, i), leftstrip,
+                               rightstrip, main_score, word_mult, cross_total)
+                    self.cur_mask ^= bit
+                    self.tiles_played -= 1
+                    self.rack_tiles += 1
+                    self.rack[0] += 1
+            if kwg_is_end(self.nodes, i):
+                break
+            i += 1
+
+    cdef void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
+                    int main_score, int word_mult, int cross_total) noexcept nogil:
+        cdef int lm, wm, val, dim = self.dim, score
+        cdef bint fresh = self.row_tiles[col] == 0
+        cdef bint no_left, no_right
+        cdef uint32_t sep
+        if fresh:
+            val = 0 if (letter & 0x80) else self.scores[letter]
+            lm = self.row_lm[col]
+            wm = self.row_wm[col]
+            main_score += val * lm
+            word_mult *= wm
+            if self.row_cross_word[col]:
+                cross_total += (self.row_csc[col] + val * lm) * wm
+            self.strip[col] = letter
+        else:
+            main_score += 0 if (letter & 0x80) else self.scores[letter & 0x7F]
+            self.strip[col] = 0
+        if col <= self.anchor_col:
+            leftstrip = col
+            no_left = col == 0 or self.row_tiles[col - 1] == 0
+            if accepts and no_left and (self.anchor_col == dim - 1 or self.row_tiles[self.anchor_col + 1] == 0):
+                score = main_score * word_mult + cross_total
+                if self.tiles_played == RACK_SIZE:
+                    score += self.bingo_bonus
+                self.record_place(leftstrip, rightstrip, score)
+            if node == 0:
+                return
+            if col > 0 and col - 1 != self.last_anchor_col:
+                self.recursive_gen(col - 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
+            sep = kwg_seek(self.nodes, node, 0)
+            if sep != 0 and no_left and self.anchor_col < dim - 1:
+                self.recursive_gen(self.anchor_col + 1, kwg_arc(self.nodes, sep), leftstrip, rightstrip,
+                                   main_score, word_mult, cross_total)
+        else:
+            rightstrip = col
+            no_right = col == dim - 1 or self.row_tiles[col + 1] == 0
+            if accepts and no_right:
+                score = main_score * word_mult + cross_total
+                if self.tiles_played == RACK_SIZE:
+                    score += self.bingo_bonus
+                self.record_place(leftstrip, rightstrip, score)
+            if node != 0 and col < dim - 1:
+                self.recursive_gen(col + 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
+
+    cdef void gen_lane(self) noexcept nogil:
+        cdef int dim = self.dim, d = self.dir, lane = self.lane, idx, sq
+        cdef const ml_t* other = &self.board.tiles[1 - d][0]
+        cdef bint any_tile = False, perp
+        for idx in range(dim):
+            sq = lane * dim + idx
+            self.row_tiles[idx] = self.board.tiles[d][sq]
+            self.row_cs[idx] = self.board.cross_set[d][sq]
+            self.row_csc[idx] = self.board.cross_score[d][sq]
+            self.row_lm[idx] = self.board.letter_mult[d][sq]
+            self.row_wm[idx] = self.board.word_mult[d][sq]
+            perp = (lane > 0 and other[idx * dim + lane - 1] != 0) or \
+                   (lane < dim - 1 and other[idx * dim + lane + 1] != 0)
+            self.row_cross_word[idx] = perp
+            if self.row_tiles[idx] != 0:
+                any_tile = True
+        for idx in range(dim):
+            if self.board_empty:
+                self.row_anchor[idx] = d == 0 and lane == self.board.start_row and idx == self.board.start_col
+            else:
+                self.row_anchor[idx] = self.row_tiles[idx] == 0 and (
+                    self.row_cross_word[idx] or (idx > 0 and self.row_tiles[idx - 1] != 0)
+                    or (idx < dim - 1 and self.row_tiles[idx + 1] != 0))
+        self.last_anchor_col = -100
+        for idx in range(dim):
+            if not self.row_anchor[idx]:
+                continue
+            if self.row_cs[idx] == 0:
+                # nothing can go on this anchor; it still bounds the next anchor's left part
+                self.last_anchor_col = idx
+                continue
+            self.anchor_col = idx
+            self.recursive_gen(idx, self.kwg.gaddag_root, idx, idx, 0, 1, 0)
+            self.last_anchor_col = idx
+
+    cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil:
+        """Every distinct non-empty sub-multiset of the rack; mask = kept rack instances."""
+        cdef Move m
+        cdef int k, i, c
+        cdef uint8_t kept_mask
+        if ml == self.ld.size:
+            if n_exch == 0:
+                return
+            self.n_exchanges += 1
+            m.kind = MOVE_EXCHANGE
+            m.score = 0
+            m.row = 0
+            m.col = 0
+            m.vertical = 0
+            m.length = <uint8_t> n_exch
+            m.n_tiles = <uint8_t> n_exch
+            for i in range(n_exch):
+                m.tiles[i] = buf[i]
+            m.leave_mask = mask
+            m.equity = self.equity_for(0, n_exch, mask)
+            self.record(&m)
+            return
+        c = self.rack[ml]
+        for k in range(c + 1):
+            # exchange k copies of ml; keep c - k (canonical low bits)
+            kept_mask = mask | <uint8_t> ((((1 << (c - k)) - 1)) << self.first_bit[ml])
+            for i in range(k):
+                buf[n_exch + i] = <ml_t> ml
+            self.gen_exchanges(ml + 1, kept_mask, n_exch + k, buf)
+
+    cdef int generate_c(self) except -1 nogil:
+        cdef int d, lane
+        cdef Move m
+        cdef ml_t buf[RACK_SIZE + 1]
+        cdef int i
+        self.n_moves = 0
+        self.has_best = False
+        self.n_placements = 0
+        self.n_exchanges = 0
+        self.n_passes = 0
+        self.tiles_played = 0
+        self.prepare_leaves()
+        self.board_empty = self.board.n_tiles == 0
+        if self.rack_tiles > 0:
+            for d in range(2):
+                if self.board_empty and d == 1:
+                    break
+                self.dir = d
+                for lane in range(self.dim):
+                    self.lane = lane
+                    self.gen_lane()
+        if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
+            self.gen_exchanges(0, 0, 0, buf)
+        self.n_passes = 1
+        m.kind = MOVE_PASS
+        m.score = 0
+        m.row = 0
+        m.col = 0
+        m.vertical = 0
+        m.length = 0
+        m.n_tiles = 0
+        m.leave_mask = self.cur_mask
+        m.equity = self.equity_for(0, 0, self.cur_mask)
+        self.record(&m)
+        if self.record_mode == RECORD_BEST and self.has_best:
+            self.move_buf[0] = self.best
+            self.n_moves = 1
+        elif self.n_moves > 1:
+            qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
+        return 0
+
+    # ------------------------------------------------------------ Python API
+
+    def generate(self, Board board, rack, int bag_tiles, opp_rack=None, str mode="all", int n=0):
+        """Generate for `rack` (machine letters, 0 = blank). bag_tiles: tiles in the bag as the mover sees it.
+        opp_rack: the opponent's tiles when known (bag-empty equity). mode: 'all', 'best' or 'top' (n).
+
+        Returns the number of moves held; read them with moves()."""
+        cdef int ml
+        if len(rack) > RACK_SIZE:
+            raise ValueError(f"a rack holds at most {RACK_SIZE} tiles")
+        if not board.cross_valid:
+            _compute_cross_sets(board, self.kwg, self.ld)
+        self.board = board
+        self.dim = board.dim
+        memset(self.rack, 0, sizeof(self.rack))
+        for t in rack:
+            ml = t
+            if ml < 0 or ml >= self.ld.size:
+                raise ValueError(f"rack tile {ml} is not in the alphabet")
+            self.rack[ml] += 1
+        self.rack_tiles = len(rack)
+        self.bag_tiles = bag_tiles
+        self.opp_rack_value = -1 if opp_rack is None else sum(self.scores[t] for t in opp_rack)
+        if mode == "all":
+            self.record_mode = RECORD_ALL
+        elif mode == "best":
+            self.record_mode = RECORD_BEST
+        elif mode == "top":
+            if n <= 0:
+                raise ValueError("top mode needs n > 0")
+            self.record_mode = RECORD_TOP_N
+            self.top_n = n
+        else:
+            raise ValueError(f"unknown record mode {mode!r}")
+        with nogil:
+            self.generate_c()
+        return self.n_moves
+
+    def counts(self):
+        """(placements, exchanges, passes) over all legal moves of the last generation."""
+        return (self.n_placements, self.n_exchanges, self.n_passes)
+
+    def moves(self, int limit=-1):
+        """The recorded moves, best first: tuples (kind, row, col, vertical, tiles, score, equity_millipoints,
+        tiles_played, leave) with kind 'place' | 'exchange' | 'pass'; leave as machine letters."""
+        cdef int i, k, j, n = self.n_moves if limit < 0 else min(limit, self.n_moves)
+        cdef Move* m
+        out = []
+        kinds = ("place", "exchange", "pass")
+        for i in range(n):
+            m = &self.move_buf[i]
+            leave = []
+            for k in range(self.ld.size):
+                for j in range(self.rack_key[k]):
+                    if (m.leave_mask >> (self.first_bit[k] + j)) & 1:
+                        leave.append(k)
+            out.append((kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[j] for j in range(m.length)),
+                        m.score, m.equity, m.n_tiles, tuple(leave)))
+        return out
