@@ -42,10 +42,12 @@ cdef class MoveGen:
     cdef int dim
     cdef uint8_t rack[MAX_ALPHABET]
     cdef int rack_tiles
+    cdef uint64_t rack_bits               # letters (not blank) with rack count > 0
     cdef int bag_tiles
     cdef int opp_rack_value               # points, -1 when unknown
     cdef int record_mode
     cdef int top_n
+    cdef bint do_sort
     cdef bint board_empty
     # leaves: each rack tile instance has a bit; a canonical mask names a leave multiset
     cdef uint8_t first_bit[MAX_ALPHABET]
@@ -85,7 +87,7 @@ cdef class MoveGen:
     cdef void gen_lane(self) noexcept nogil
     cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,
                             int main_score, int word_mult, int cross_total) noexcept nogil
-    cdef void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
+    cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil

@@ -16,6 +16,9 @@ from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.cross_set import compute_all as _compute_cross_sets
 
+cdef extern from *:
+    int __builtin_clzll(unsigned long long) nogil
+
 cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
@@ -269,32 +272,45 @@ cdef class MoveGen:
         cdef uint64_t cs
         cdef ml_t ml
         cdef uint8_t bit
+        cdef int last
         if cur != 0:
             i = kwg_seek(self.nodes, node, cur & 0x7F)
             if i != 0:
                 self.go_on(col, cur, kwg_arc(self.nodes, i), kwg_accepts(self.nodes, i), leftstrip, rightstrip,
                            main_score, word_mult, cross_total)
             return
-        if self.rack_tiles == 0:
+        if self.rack_tiles == 0 or node == 0:
             return
-        cs = self.row_cs[col]
+        cs = self.row_cs[col] & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
+        if cs == 0:
+            return
+        last = 63 - __builtin_clzll(cs)
         i = node
-        if i == 0:
-            return
+        if kwg_tile(self.nodes, i) == 0:
+            if kwg_is_end(self.nodes, i):
+                return
+            i += 1
         while True:
             ml = <ml_t> kwg_tile(self.nodes, i)
-            if ml != 0 and (cs >> ml) & 1:
+            if ml > last:
+                break
+            if (cs >> ml) & 1:
+                child = kwg_arc(self.nodes, i)
                 if self.rack[ml] > 0:
                     bit = <uint8_t> (1 << (self.first_bit[ml] + self.rack[ml] - 1))
                     self.rack[ml] -= 1
+                    if self.rack[ml] == 0:
+                        self.rack_bits ^= (<uint64_t> 1) << ml
                     self.rack_tiles -= 1
                     self.tiles_played += 1
                     self.cur_mask ^= bit
-                    self.go_on(col, ml, kwg_arc(self.nodes, i), kwg_accepts(self.nodes, i), leftstrip, rightstrip,
+                    self.go_on(col, ml, child, kwg_accepts(self.nodes, i), leftstrip, rightstrip,
                                main_score, word_mult, cross_total)
                     self.cur_mask ^= bit
                     self.tiles_played -= 1
                     self.rack_tiles += 1
+                    if self.rack[ml] == 0:
+                        self.rack_bits ^= (<uint64_t> 1) << ml
                     self.rack[ml] += 1
                 if self.rack[0] > 0:
                     bit = <uint8_t> (1 << (self.first_bit[0] + self.rack[0] - 1))
@@ -302,7 +318,7 @@ cdef class MoveGen:
                     self.rack_tiles -= 1
                     self.tiles_played += 1
                     self.cur_mask ^= bit
-                    self.go_on(col, ml | 0x80, kwg_arc(self.nodes, i), kwg_accepts(self.nodes, i), leftstrip,
+                    self.go_on(col, ml | 0x80, child, kwg_accepts(self.nodes, i), leftstrip,
                                rightstrip, main_score, word_mult, cross_total)
                     self.cur_mask ^= bit
                     self.tiles_played -= 1
@@ -312,12 +328,11 @@ cdef class MoveGen:
                 break
             i += 1
 
-    cdef void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
+    cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil:
         cdef int lm, wm, val, dim = self.dim, score
         cdef bint fresh = self.row_tiles[col] == 0
         cdef bint no_left, no_right
-        cdef uint32_t sep
         if fresh:
             val = 0 if (letter & 0x80) else self.scores[letter]
             lm = self.row_lm[col]
@@ -342,9 +357,9 @@ cdef class MoveGen:
                 return
             if col > 0 and col - 1 != self.last_anchor_col:
                 self.recursive_gen(col - 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
-            sep = kwg_seek(self.nodes, node, 0)
-            if sep != 0 and no_left and self.anchor_col < dim - 1:
-                self.recursive_gen(self.anchor_col + 1, kwg_arc(self.nodes, sep), leftstrip, rightstrip,
+            # the separator, when present, is the first sibling (tile 0 sorts first)
+            if kwg_tile(self.nodes, node) == 0 and no_left and self.anchor_col < dim - 1:
+                self.recursive_gen(self.anchor_col + 1, kwg_arc(self.nodes, node), leftstrip, rightstrip,
                                    main_score, word_mult, cross_total)
         else:
             rightstrip = col
@@ -459,16 +474,18 @@ cdef class MoveGen:
         if self.record_mode == RECORD_BEST and self.has_best:
             self.move_buf[0] = self.best
             self.n_moves = 1
-        elif self.n_moves > 1:
+        elif self.n_moves > 1 and self.do_sort:
             qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
         return 0
 
     # ------------------------------------------------------------ Python API
 
-    def generate(self, Board board, rack, int bag_tiles, opp_rack=None, str mode="all", int n=0):
+    def generate(self, Board board, rack, int bag_tiles, opp_rack=None, str mode="all", int n=0,
+                 bint sort=True):
         """Generate for `rack` (machine letters, 0 = blank). bag_tiles: tiles in the bag as the mover sees it.
         opp_rack: the opponent's tiles when known (bag-empty equity). mode: 'all', 'best' or 'top' (n).
 
+        sort=False leaves 'all' and 'top' results unordered (cheaper when order is not needed).
         Returns the number of moves held; read them with moves()."""
         cdef int ml
         if len(rack) > RACK_SIZE:
@@ -484,6 +501,10 @@ cdef class MoveGen:
                 raise ValueError(f"rack tile {ml} is not in the alphabet")
             self.rack[ml] += 1
         self.rack_tiles = len(rack)
+        self.rack_bits = 0
+        for ml in range(1, self.ld.size):
+            if self.rack[ml] > 0:
+                self.rack_bits |= (<uint64_t> 1) << ml
         self.bag_tiles = bag_tiles
         self.opp_rack_value = -1 if opp_rack is None else sum(self.scores[t] for t in opp_rack)
         if mode == "all":
@@ -497,6 +518,7 @@ cdef class MoveGen:
             self.top_n = n
         else:
             raise ValueError(f"unknown record mode {mode!r}")
+        self.do_sort = sort
         with nogil:
             self.generate_c()
         return self.n_moves
