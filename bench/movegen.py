@@ -57,8 +57,16 @@ def main() -> None:
         rack = pos.racks[0]
         bag = max(0, sum(pos.unseen_counts(0)) - 7)
         n = gen.generate(pos.board, rack, bag, sort=False)
-        us_all = median_us(lambda: gen.generate(pos.board, rack, bag, sort=False), args.reps, args.batch)
-        us_best = median_us(lambda: gen.generate(pos.board, rack, bag, mode="best"), args.reps, args.batch)
+        board = pos.board
+
+        def run_all(gen=gen, board=board, rack=rack, bag=bag):
+            gen.generate(board, rack, bag, sort=False)
+
+        def run_best(gen=gen, board=board, rack=rack, bag=bag):
+            gen.generate(board, rack, bag, mode="best")
+
+        us_all = median_us(run_all, args.reps, args.batch)
+        us_best = median_us(run_best, args.reps, args.batch)
         print(f"{name} us_all={us_all:.1f} us_best={us_best:.1f} moves={n}")
 
 

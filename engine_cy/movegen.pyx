@@ -166,7 +166,7 @@ cdef class MoveGen:
                 if 0 <= idx < self.peg_len:
                     eq += self.peg_table[idx]
         else:
-            if n_tiles == self.rack_tiles and n_tiles > 0:
+            if mask == 0 and n_tiles > 0:   # nothing kept: the play goes out
                 if self.opp_rack_value > 0:
                     eq += 2 * self.opp_rack_value * EQUITY_SCALE
             else:
@@ -544,3 +544,94 @@ cdef class MoveGen:
             out.append((kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[j] for j in range(m.length)),
                         m.score, m.equity, m.n_tiles, tuple(leave)))
         return out
+
+
+# ---------------------------------------------------------------- explicit plays
+
+def _walk_words(Board board, int row, int col, bint vertical, tiles):
+    """(main word squares, [cross word squares per new tile]) for a placement; squares as (r, c, ml, new)."""
+    cdef int dim = board.dim, i, r, c, rr, cc
+    cdef int dr = 1 if vertical else 0, dc = 0 if vertical else 1
+    n = len(tiles)
+    if n == 0:
+        raise ValueError("a placement needs tiles")
+    if row < 0 or col < 0 or row + dr * (n - 1) >= dim or col + dc * (n - 1) >= dim:
+        raise ValueError("the play runs off the board")
+    main = []
+    # extend over tiles touching the ends, so the main word is whole
+    r, c = row - dr, col - dc
+    before = []
+    while 0 <= r < dim and 0 <= c < dim and board.get(r, c) != 0:
+        before.insert(0, (r, c, board.get(r, c), False))
+        r -= dr
+        c -= dc
+    main.extend(before)
+    crosses = []
+    for i in range(n):
+        r, c = row + dr * i, col + dc * i
+        t = tiles[i]
+        if t == 0:
+            if board.get(r, c) == 0:
+                raise ValueError("a played-through square is empty")
+            main.append((r, c, board.get(r, c), False))
+            continue
+        if board.get(r, c) != 0:
+            raise ValueError("a new tile is placed on an occupied square")
+        main.append((r, c, t, True))
+        cw = []
+        rr, cc = r - dc, c - dr
+        while 0 <= rr < dim and 0 <= cc < dim and board.get(rr, cc) != 0:
+            cw.insert(0, (rr, cc, board.get(rr, cc), False))
+            rr -= dc
+            cc -= dr
+        cw.append((r, c, t, True))
+        rr, cc = r + dc, c + dr
+        while 0 <= rr < dim and 0 <= cc < dim and board.get(rr, cc) != 0:
+            cw.append((rr, cc, board.get(rr, cc), False))
+            rr += dc
+            cc += dr
+        if len(cw) > 1:
+            crosses.append(cw)
+    r, c = row + dr * n, col + dc * n
+    while 0 <= r < dim and 0 <= c < dim and board.get(r, c) != 0:
+        main.append((r, c, board.get(r, c), False))
+        r += dr
+        c += dc
+    return main, crosses
+
+
+def _word_score(Board board, LetterDistribution ld, squares):
+    cdef int total = 0, mult = 1, lm, wm, val
+    for (r, c, t, new) in squares:
+        val = 0 if (t & 0x80) else ld.scores[t]
+        if new:
+            lm = board.letter_mult[0][r * board.dim + c]
+            wm = board.word_mult[0][r * board.dim + c]
+            total += val * lm
+            mult *= wm
+        else:
+            total += val
+    return total * mult
+
+
+def score_play(Board board, LetterDistribution ld, int row, int col, bint vertical, tiles, int bingo_bonus=50):
+    """Score of a placement (tiles per square, 0 = played-through), valid words or not: main word plus
+    every cross word, premiums on new tiles only, blanks 0, bingo bonus for 7 tiles."""
+    main, crosses = _walk_words(board, row, col, vertical, tiles)
+    score = (_word_score(board, ld, main) if len(main) > 1 else 0)
+    for cw in crosses:
+        score += _word_score(board, ld, cw)
+    if sum(1 for t in tiles if t) == RACK_SIZE:
+        score += bingo_bonus
+    return score
+
+
+def formed_words(Board board, int row, int col, bint vertical, tiles):
+    """Words a placement forms, main word first, then cross words in board order (machine letters)."""
+    main, crosses = _walk_words(board, row, col, vertical, tiles)
+    out = []
+    if len(main) > 1:
+        out.append(bytes([t & 0x7F for (_, _, t, _) in main]))
+    for cw in crosses:
+        out.append(bytes([t & 0x7F for (_, _, t, _) in cw]))
+    return out

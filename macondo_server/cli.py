@@ -76,6 +76,49 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_gen(args: argparse.Namespace) -> int:
+    from .engine import Engine
+
+    pos = parse_cgp(args.cgp)
+    engine = Engine(Settings.load(args.data_dir))
+    n = None if args.all else args.n
+    res = engine.generate(pos, lexicon=args.lexicon, leaves_path=args.leaves, n=n, sort=args.sort)
+    ld = pos.ld
+    if args.json:
+        out = {
+            "moves": [
+                {
+                    "move": engine.describe(m, pos),
+                    "score": m.score,
+                    "equity": round(m.equity, 3),
+                    "leave": ld.rack_str(list(m.leave)),
+                    "tiles_played": m.tiles_played,
+                }
+                for m in res.moves
+            ],
+            "counts": {"placements": res.placements, "exchanges": res.exchanges, "passes": res.passes},
+        }
+        print(json.dumps(out))
+        return 0
+    print("     Move                Leave  Score Equity")
+    for i, m in enumerate(res.moves, 1):
+        desc = engine.describe(m, pos, style="table")
+        print(f"{i:3d}: {desc:<20}{ld.rack_str(list(m.leave)):<7}{m.score:5d} {m.equity:6.2f}")
+    total = res.placements + res.exchanges + res.passes
+    print(f"{total} legal moves: {res.placements} placements, {res.exchanges} exchanges, {res.passes} pass")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {v}")
+    return v
+
+
 # ------------------------------------------------------------------ parser
 
 
@@ -106,6 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("cgp")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_show)
+
+    g = sub.add_parser("gen", help="generate and rank every legal move for the player on turn")
+    g.add_argument("cgp", help="position as CGP (the first rack is the mover's)")
+    g.add_argument("--lexicon", help="lexicon name (default: the CGP's lex opcode, else SCOWL70)")
+    g.add_argument("--leaves", help="KLV2 leave file (default: NAME.klv2 beside the lexicon)")
+    lim = g.add_mutually_exclusive_group()
+    lim.add_argument("-n", type=_positive_int, default=15, help="show the top N moves (default 15)")
+    lim.add_argument("--all", action="store_true", help="show every legal move")
+    g.add_argument("--sort", choices=["equity", "score"], default="equity")
+    g.add_argument("--json", action="store_true", help="print one JSON object")
+    g.set_defaults(func=cmd_gen)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

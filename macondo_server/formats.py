@@ -187,14 +187,17 @@ def parse_move(text: str, board: Board, ld: LetterDistribution) -> Move:
                     )
             tiles.append(0)
         else:
-            if on_board != 0:
-                raise FormatError(
-                    f"bad move {text!r}: square {sq} is occupied by {ld.label(on_board)}; write it as '.'"
-                )
             try:
-                tiles.append(ld.parse_board_tile(lab.strip("[]") if len(lab) > 1 else lab))
+                ml = ld.parse_board_tile(lab.strip("[]") if len(lab) > 1 else lab)
             except ValueError as exc:
                 raise FormatError(f"bad move {text!r}: {exc}") from None
+            if on_board != 0:
+                # a letter written over a board tile is read as played-through when it matches
+                if (on_board & 0x7F) != (ml & 0x7F):
+                    raise FormatError(f"bad move {text!r}: square {sq} is occupied by {ld.label(on_board)}")
+                tiles.append(0)
+                continue
+            tiles.append(ml)
     if all(t == 0 for t in tiles):
         raise FormatError(f"bad move {text!r}: it places no tiles")
     before = (row - dr, col - dc)

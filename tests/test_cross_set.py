@@ -3,13 +3,14 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import load_cases, needs_cases
-from engine_cy.alphabet import LetterDistribution
-from engine_cy.kwg import Kwg, build_kwg
-from helpers import enc
 
 from engine_cy import cross_set
+from engine_cy.alphabet import LetterDistribution
+from engine_cy.kwg import Kwg, build_kwg
 from macondo_server.formats import new_board, parse_cgp
+
+from conftest import load_cases, needs_cases
+from helpers import enc
 
 CASES = load_cases("cross_set")
 

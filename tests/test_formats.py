@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CASES_DIR, load_cases
-from engine_cy.alphabet import LetterDistribution
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine_cy.alphabet import LetterDistribution
 from macondo_server.formats import (
     FormatError,
     GcgEvent,
@@ -21,6 +20,8 @@ from macondo_server.formats import (
     write_cgp,
     write_gcg,
 )
+
+from conftest import CASES_DIR, load_cases
 
 LD = LetterDistribution.english()
 EMPTY = "/".join(["15"] * 15)
@@ -127,6 +128,7 @@ def test_move_notation():
     m = parse_move("14H .AX", b, LD)
     assert m.tiles == (0, 1, 24)
     assert parse_move("14H (T)AX", b, LD) == m
+    assert parse_move("14H TAX", b, LD) == m  # a letter over a matching board tile is played-through
     assert format_move(m, LD) == "14H .AX"
     assert format_move(m, LD, b, style="table") == "14H (T)AX"
     blank = parse_move("8D WAtER", new_board(), LD)
@@ -145,7 +147,7 @@ def test_move_notation():
         ("16A QI", "off the"),
         ("8G", "expected"),
         ("8N QIS", "runs off"),
-        ("1H ZAP", "occupied by Z"),
+        ("1H QAP", "occupied by Z"),
         ("1H (Q)EP", "holds Z, not Q"),
         ("8A .B", "is empty"),
         ("1A ...", "is empty"),

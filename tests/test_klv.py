@@ -4,9 +4,11 @@ import json
 import random
 
 import pytest
-from conftest import CASES_DIR, LEXICA
+
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.klv import Klv, write_klv2
+
+from conftest import CASES_DIR, LEXICA
 
 LD = LetterDistribution.english()
 

@@ -3,11 +3,13 @@ from __future__ import annotations
 import random
 import time
 
-from conftest import LEXICA, needs_csw21, needs_nwl20
-from engine_cy.kwg import Kwg, build_kwg
-from helpers import enc, gaddag_strings
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from engine_cy.kwg import Kwg, build_kwg
+
+from conftest import LEXICA, needs_csw21, needs_nwl20
+from helpers import enc, gaddag_strings
 
 SMALL = ["AA", "AB", "ABA", "ABS", "BA", "BAA", "BAS", "CARE", "CARED", "CARES", "RACE", "ACRE", "SCARE", "QI"]
 

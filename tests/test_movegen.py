@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from engine_cy.alphabet import LetterDistribution
+from engine_cy.klv import Klv
+from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.movegen import MoveGen, formed_words, score_play
+from macondo_server.engine import Engine, bag_for_mover
+from macondo_server.formats import Move, format_move, new_board, parse_cgp, parse_move
+
+from conftest import CASES_DIR, load_cases, needs_cases
+from helpers import brute_force_moves, enc
+
+LD = LetterDistribution.english()
+
+
+def _gen(registry, case, rack=None, bag=None, klv=None, bb=50):
+    lex = registry.get(case["lexicon"])
+    pos = parse_cgp(case["cgp"], check_counts=False)
+    rack = LD.parse_rack(case.get("rack") or "") if rack is None else rack
+    if not rack:
+        rack = pos.racks[0]
+    if bag is None:
+        unseen = sum(pos.bag_counts()) + len(pos.racks[0]) - len(rack)
+        bag = unseen
+        if case["params"].get("opponent_draws_full_rack_before_gen"):
+            bag = max(0, unseen - 7)
+    gen = MoveGen(lex.kwg, lex.ld, klv if klv is not None else lex.klv, bingo_bonus=bb)
+    gen.generate(pos.board, rack, bag)
+    return pos, gen
+
+
+def _table(pos, m):
+    kind, row, col, vertical, tiles = m[:5]
+    return format_move(Move(kind, row, col, vertical, tiles), LD, pos.board, style="table").strip()
+
+
+MOVEGEN = load_cases("movegen")
+
+
+@needs_cases
+@pytest.mark.parametrize("case", MOVEGEN, ids=[c["id"] for c in MOVEGEN])
+def test_movegen_cases(case, registry):
+    pos, gen = _gen(registry, case)
+    placements, exchanges, passes = gen.counts()
+    exp = case["expected"]
+    if "scoring_moves" in exp:
+        assert placements == exp["scoring_moves"]
+    if "exchanges" in exp:
+        assert exchanges == exp["exchanges"]
+    if "nonscoring_moves_incl_pass" in exp:
+        assert exchanges + passes == exp["nonscoring_moves_incl_pass"]
+    if "total_moves" in exp:
+        assert placements + exchanges + passes == exp["total_moves"]
+    moves = gen.moves()
+    if "top10_scores_desc" in exp:
+        assert sorted((m[5] for m in moves if m[0] == "place"), reverse=True)[:10] == exp["top10_scores_desc"]
+    if "only_move" in exp:
+        assert len(moves) == 1 and moves[0][0] == exp["only_move"]
+    if "moves_in_order" in exp:
+        got = []
+        for m in moves:
+            text = _table(pos, m)
+            got.append(text if m[0] != "place" else f"{text} {m[5]}")
+        assert got == [s if not s.startswith("pass") else "(Pass)" for s in exp["moves_in_order"]]
+
+
+ROWGEN = load_cases("movegen_row")
+
+
+@needs_cases
+@pytest.mark.parametrize("case", ROWGEN, ids=[c["id"] for c in ROWGEN])
+def test_movegen_row_cases(case, registry):
+    pos, gen = _gen(registry, case)
+    p = case["params"]
+    assert p["direction"] == "horizontal"
+    found = sorted(
+        ((m[5], _table(pos, m)) for m in gen.moves()
+         if m[0] == "place" and not m[3] and m[1] == p["row_0idx"] and len(m[4]) >= p["min_tiles_length"]),
+        key=lambda x: -x[0],
+    )
+    assert len(found) == case["expected"]["count_in_row"]
+    if "moves_by_score" in case["expected"]:
+        assert [f"{t} {s}" for s, t in found] == case["expected"]["moves_by_score"]
+
+
+SCORING = load_cases("scoring")
+
+
+@needs_cases
+@pytest.mark.parametrize("case", SCORING, ids=[c["id"] for c in SCORING])
+def test_scoring_cases(case, registry):
+    exp = case["expected"]
+    pos = parse_cgp(case["cgp"], check_counts=False)
+    lex = registry.get(case["lexicon"])
+    if "move_scores" in exp or "move_scores_by_bingo_bonus" in exp:
+        table = exp.get("move_scores_by_bingo_bonus") or {"50": exp["move_scores"]}
+        for bb, scores in table.items():
+            for text, score in scores.items():
+                move = parse_move(text, pos.board, LD)
+                assert score_play(pos.board, LD, move.row, move.col, move.vertical, move.tiles, int(bb)) == score
+                # when every word is valid, the generator finds the play with the same score
+                words = formed_words(pos.board, move.row, move.col, move.vertical, move.tiles)
+                if all(lex.kwg.contains(w) for w in words):
+                    rack = sorted(0 if t & 0x80 else t for t in move.tiles if t)
+                    _, gen = _gen(registry, case, rack=rack, bag=50, bb=int(bb))
+                    got = {m[1:5]: m[5] for m in gen.moves() if m[0] == "place"}
+                    assert got[(move.row, move.col, move.vertical, move.tiles)] == score, text
+    if "formed_words_in_order" in exp:
+        move = parse_move(exp["move"], pos.board, LD)
+        words = formed_words(pos.board, move.row, move.col, move.vertical, move.tiles)
+        assert [bytes(LD.parse_rack(w)) for w in exp["formed_words_in_order"]] == words
+        if "same_words_with_blank_e" in exp:
+            blank = parse_move(exp["same_words_with_blank_e"], pos.board, LD)
+            assert formed_words(pos.board, blank.row, blank.col, blank.vertical, blank.tiles) == words
+        if "score" in exp:
+            assert score_play(pos.board, LD, move.row, move.col, move.vertical, move.tiles) == exp["score"]
+
+
+@needs_cases
+def test_endgame_equity_case(registry):
+    (case,) = load_cases("equity")
+    pos = parse_cgp(case["cgp"])
+    engine = Engine(registry.settings)
+    res = engine.generate(pos, n=6)
+    got = [
+        {"score": m.score, "row_0idx": m.move.row, "col_0idx": m.move.col, "tiles_played": m.tiles_played,
+         "equity": m.equity}
+        for m in res.moves
+    ]
+    assert got == case["expected"]["top6_by_equity"]
+
+
+@needs_cases
+def test_opening_equity_case(registry):
+    (case,) = load_cases("equity_top")
+    klv_path = CASES_DIR / case["params"]["klv"]
+    if not klv_path.is_file():
+        pytest.skip("alternate leave file absent")
+    klv = Klv.from_file(str(klv_path))
+    lex = registry.get(case["lexicon"])
+    for item in case["expected"]["top_by_equity"]:
+        rack = LD.parse_rack(item["rack"])
+        gen = MoveGen(lex.kwg, lex.ld, klv)
+        gen.generate(new_board(), rack, 86)
+        top = gen.moves(1)[0]
+        board = new_board()
+        assert format_move(Move(*top[:5]), LD, board) == item["move"]
+        assert top[5] == item["score"] and top[2] == item["col_0idx"] and top[7] == item["tiles_played"]
+        formula = item["equity"]
+        leave = top[8]
+        expected = item["score"] * 1000 + klv.leave_value(list(leave))
+        if "- " in formula:
+            expected -= round(float(formula.rsplit("- ", 1)[1]) * 1000)
+        assert top[6] == expected, item
+
+
+def test_record_modes_agree(registry):
+    if not (Path(registry.settings.data_dirs[0]) / "NWL20.txt").exists() and "NWL20" not in registry.available():
+        pytest.skip("NWL20 absent")
+    lex = registry.get("NWL20")
+    pos = parse_cgp(
+        "7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/5I1N3N3/"
+        "3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 AABDELT/ 0/0 0 lex NWL20;"
+    )
+    gen = MoveGen(lex.kwg, lex.ld, lex.klv)
+    bag = bag_for_mover(pos)
+    gen.generate(pos.board, pos.racks[0], bag)
+    everything = gen.moves()
+    gen.generate(pos.board, pos.racks[0], bag, mode="best")
+    assert gen.moves() == everything[:1]
+    gen.generate(pos.board, pos.racks[0], bag, mode="top", n=25)
+    assert gen.moves() == everything[:25]
+    gen.generate(pos.board, pos.racks[0], bag, sort=False)
+    assert sorted(gen.moves(), key=everything.index) == everything
+    # deterministic total order
+    keys = [(-m[6], -m[5]) for m in everything]
+    assert keys == sorted(keys)
+
+
+SMALL_WORDS = [
+    "AA", "AB", "AD", "AE", "AS", "BA", "BE", "DA", "DE", "ED", "ES", "RE", "ER", "SE",
+    "ABS", "ADS", "BAD", "BED", "BES", "DAB", "DEB", "ERA", "ERAS", "RED", "REDS", "SEA", "SEAR", "SAD",
+    "BEAD", "BEADS", "BARE", "BARED", "BEARD", "BREAD", "DARE", "DEAR", "READ", "READS", "SABER", "BRAES",
+    "ABED", "DEBAR", "BREADS", "BEARDS", "SABRED", "BEADER", "BEADERS",
+]
+
+
+def _premium(board):
+    return lambda r, c: tuple(board.premium(r, c))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_against_brute_force(seed):
+    """Completeness and soundness: every generated play is legal with the right score, and no legal
+    play is missing (random boards built from valid plays, random racks with blanks)."""
+    words = {enc(w) for w in SMALL_WORDS}
+    kwg = Kwg(build_kwg(sorted(words)))
+    gen = MoveGen(kwg, LD, None)
+    rng = random.Random(seed)
+    board = new_board()
+    letters = [1, 2, 4, 5, 18, 19]
+    for _step in range(8):
+        rack = [rng.choice(letters + [0]) for _ in range(rng.randint(1, 7))]
+        rows = board.tiles_list()
+        expected = brute_force_moves(rows, rack, words, LD, _premium(board))
+        gen.generate(board, rack, 50)
+        got = {(m[1], m[2], m[3], m[4]): m[5] for m in gen.moves() if m[0] == "place"}
+        assert got == expected
+        # play a random legal move to grow the board
+        full_rack = [rng.choice(letters) for _ in range(7)]
+        gen.generate(board, full_rack, 50)
+        places = [m for m in gen.moves() if m[0] == "place"]
+        if not places:
+            continue
+        _, row, col, vertical, tiles = rng.choice(places)[:5]
+        for i, t in enumerate(tiles):
+            if t:
+                board.set_tile(row + i * vertical, col + i * (not vertical), t)
