@@ -55,7 +55,9 @@ cdef class LetterDistribution:
             parts = [p.strip() for p in row.split(",")]
             if len(parts) != 4:
                 raise ValueError(f"letter distribution row {ml + 1} {row!r}: expected letter,count,score,is_vowel")
-            label = parts[0]
+            label = parts[0][1:-1] if parts[0].startswith("[") and parts[0].endswith("]") else parts[0]
+            if not label:
+                raise ValueError(f"letter distribution row {ml + 1}: empty letter")
             try:
                 count, score, vowel = int(parts[1]), int(parts[2]), int(parts[3])
             except ValueError:

@@ -48,6 +48,20 @@ def cmd_lexicon_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lexicon_leaves(args: argparse.Namespace) -> int:
+    from engine_cy.klv import Klv
+
+    from .lexicon import klv2_from_csv
+
+    src = Path(args.csv)
+    if not src.is_file():
+        raise CliError(f"leave CSV {src} does not exist")
+    data = klv2_from_csv(src.read_text(encoding="utf-8"), source=str(src))
+    Path(args.output).write_bytes(data)
+    print(f"wrote {args.output}: {Klv(data).n_values} leaves, {len(data)} bytes")
+    return 0
+
+
 def cmd_lexicon_check(args: argparse.Namespace) -> int:
     lex = _registry(args).get(args.lexicon)
     for word in args.words:
@@ -137,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("words", help="word list, one word per line")
     b.add_argument("-o", "--output", required=True, help="output .kwg file")
     b.set_defaults(func=cmd_lexicon_build)
+    lv = lsub.add_parser("leaves", help="write a KLV2 leave file from a 'leave,value' CSV")
+    lv.add_argument("csv")
+    lv.add_argument("-o", "--output", required=True, help="output .klv2 file")
+    lv.set_defaults(func=cmd_lexicon_leaves)
     c = lsub.add_parser("check", help="print each word with valid/invalid")
     c.add_argument("--lexicon", help="lexicon name (default: the bundled SCOWL70)")
     c.add_argument("words", nargs="+")

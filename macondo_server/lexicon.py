@@ -71,6 +71,40 @@ def build_kwg_from_file(path: Path, ld: LetterDistribution | None = None) -> byt
     return build_kwg(words, gaddag=True)
 
 
+def klv2_from_csv(text: str, ld: LetterDistribution | None = None, source: str = "CSV") -> bytes:
+    """KLV2 bytes from `leave,value` lines (value in points; '?' is the blank; a header line is allowed)."""
+    from engine_cy.klv import write_klv2
+
+    ld = ld or LetterDistribution.english()
+    rows = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 2:
+            raise LexiconError(f"{source} line {lineno}: expected 'leave,value'")
+        try:
+            value = float(parts[1])
+        except ValueError:
+            if lineno == 1:
+                continue  # header
+            raise LexiconError(f"{source} line {lineno}: value {parts[1]!r} is not a number") from None
+        try:
+            leave = ld.parse_rack(parts[0].upper())
+        except ValueError as exc:
+            raise LexiconError(f"{source} line {lineno}: {exc}") from None
+        if not 1 <= len(leave) <= 6:
+            raise LexiconError(f"{source} line {lineno}: a leave has 1 to 6 tiles")
+        rows.append((leave, value))
+    if not rows:
+        raise LexiconError(f"{source}: no leaves")
+    try:
+        return write_klv2(rows)
+    except ValueError as exc:
+        raise LexiconError(f"{source}: {exc}") from None
+
+
 class LexiconRegistry:
     """Loads each lexicon once; shared read-only across threads."""
 

@@ -87,3 +87,22 @@ def test_gen_default_lexicon_and_errors(capsys):
 def test_show(capsys):
     code, out, _ = run(capsys, "show", VSMATT)
     assert code == 0 and "AABDELT" in out and " 1|=     '       Z E P   F     =|" in out
+
+
+def test_lexicon_leaves_csv(capsys, tmp_path):
+    from engine_cy.klv import Klv
+
+    csv = tmp_path / "l.csv"
+    csv.write_text("leave,value\n?,25.5\nQU,2.75\nS,8.0\nERS,-1.25\n")
+    out = tmp_path / "l.klv2"
+    code, text, _ = run(capsys, "lexicon", "leaves", str(csv), "-o", str(out))
+    assert code == 0 and "4 leaves" in text
+    klv = Klv.from_file(str(out))
+    assert klv.leave_value([0]) == 25500 and klv.leave_value([21, 17]) == 2750
+    assert klv.leave_value([19, 18, 5]) == -1250 and klv.leave_value([1]) == 0
+    csv.write_text("S,8\nS,9\n")
+    code, _, err = run(capsys, "lexicon", "leaves", str(csv), "-o", str(out))
+    assert code == 1 and "duplicate" in err
+    csv.write_text("S,8\nQ1,9\n")
+    code, _, err = run(capsys, "lexicon", "leaves", str(csv), "-o", str(out))
+    assert code == 1 and "line 2" in err
