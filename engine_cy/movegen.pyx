@@ -11,13 +11,14 @@ from libc.string cimport memset, memcpy
 
 from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET, RACK_SIZE, EQUITY_SCALE
 from engine_cy.board cimport Board
-from engine_cy.kwg cimport Kwg, kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile
+from engine_cy.kwg cimport (Kwg, kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile, KWG_IS_END,
+                            KWG_ARC_MASK, KWG_ACCEPTS)
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.cross_set import compute_all as _compute_cross_sets
 
 cdef extern from *:
-    int __builtin_clzll(unsigned long long) nogil
+    int __builtin_ctzll(unsigned long long) nogil
 
 cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
@@ -272,7 +273,8 @@ cdef class MoveGen:
         cdef uint64_t cs
         cdef ml_t ml
         cdef uint8_t bit
-        cdef int last
+        cdef uint32_t n
+        cdef bint acc
         if cur != 0:
             i = kwg_seek(self.nodes, node, cur & 0x7F)
             if i != 0:
@@ -284,48 +286,49 @@ cdef class MoveGen:
         cs = self.row_cs[col] & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
         if cs == 0:
             return
-        last = 63 - __builtin_clzll(cs)
+        # merge the sorted sibling list with the ascending set bits of cs
         i = node
-        if kwg_tile(self.nodes, i) == 0:
-            if kwg_is_end(self.nodes, i):
+        while cs != 0:
+            ml = <ml_t> __builtin_ctzll(cs)
+            cs &= cs - 1
+            n = self.nodes[i]
+            while (n >> 24) < ml:
+                if n & KWG_IS_END:
+                    return
+                i += 1
+                n = self.nodes[i]
+            if (n >> 24) != ml:
+                continue
+            child = n & KWG_ARC_MASK
+            acc = (n & KWG_ACCEPTS) != 0
+            if self.rack[ml] > 0:
+                bit = <uint8_t> (1 << (self.first_bit[ml] + self.rack[ml] - 1))
+                self.rack[ml] -= 1
+                if self.rack[ml] == 0:
+                    self.rack_bits ^= (<uint64_t> 1) << ml
+                self.rack_tiles -= 1
+                self.tiles_played += 1
+                self.cur_mask ^= bit
+                self.go_on(col, ml, child, acc, leftstrip, rightstrip, main_score, word_mult, cross_total)
+                self.cur_mask ^= bit
+                self.tiles_played -= 1
+                self.rack_tiles += 1
+                if self.rack[ml] == 0:
+                    self.rack_bits ^= (<uint64_t> 1) << ml
+                self.rack[ml] += 1
+            if self.rack[0] > 0:
+                bit = <uint8_t> (1 << (self.first_bit[0] + self.rack[0] - 1))
+                self.rack[0] -= 1
+                self.rack_tiles -= 1
+                self.tiles_played += 1
+                self.cur_mask ^= bit
+                self.go_on(col, ml | 0x80, child, acc, leftstrip, rightstrip, main_score, word_mult, cross_total)
+                self.cur_mask ^= bit
+                self.tiles_played -= 1
+                self.rack_tiles += 1
+                self.rack[0] += 1
+            if n & KWG_IS_END:
                 return
-            i += 1
-        while True:
-            ml = <ml_t> kwg_tile(self.nodes, i)
-            if ml > last:
-                break
-            if (cs >> ml) & 1:
-                child = kwg_arc(self.nodes, i)
-                if self.rack[ml] > 0:
-                    bit = <uint8_t> (1 << (self.first_bit[ml] + self.rack[ml] - 1))
-                    self.rack[ml] -= 1
-                    if self.rack[ml] == 0:
-                        self.rack_bits ^= (<uint64_t> 1) << ml
-                    self.rack_tiles -= 1
-                    self.tiles_played += 1
-                    self.cur_mask ^= bit
-                    self.go_on(col, ml, child, kwg_accepts(self.nodes, i), leftstrip, rightstrip,
-                               main_score, word_mult, cross_total)
-                    self.cur_mask ^= bit
-                    self.tiles_played -= 1
-                    self.rack_tiles += 1
-                    if self.rack[ml] == 0:
-                        self.rack_bits ^= (<uint64_t> 1) << ml
-                    self.rack[ml] += 1
-                if self.rack[0] > 0:
-                    bit = <uint8_t> (1 << (self.first_bit[0] + self.rack[0] - 1))
-                    self.rack[0] -= 1
-                    self.rack_tiles -= 1
-                    self.tiles_played += 1
-                    self.cur_mask ^= bit
-                    self.go_on(col, ml | 0x80, child, kwg_accepts(self.nodes, i), leftstrip,
-                               rightstrip, main_score, word_mult, cross_total)
-                    self.cur_mask ^= bit
-                    self.tiles_played -= 1
-                    self.rack_tiles += 1
-                    self.rack[0] += 1
-            if kwg_is_end(self.nodes, i):
-                break
             i += 1
 
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
