@@ -5,3 +5,6 @@ cdef void cross_set_square(Board b, const uint32_t* nodes, uint32_t dawg_root, u
                            const int32_t* scores, uint64_t all_letters, int d, int lane, int idx) noexcept nogil
 cdef void cross_set_lane(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
                          const int32_t* scores, uint64_t all_letters, int d, int lane) noexcept nogil
+cdef void cross_set_after_change(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
+                                 const int32_t* scores, uint64_t all_letters, int d, int lane, int first,
+                                 int last) noexcept nogil

@@ -106,3 +106,16 @@ def compute_all(Board b, Kwg kwg, LetterDistribution ld):
             for lane in range(b.dim):
                 cross_set_lane(b, kwg.nodes, kwg.dawg_root, kwg.gaddag_root, &ld.scores[0], mask, d, lane)
     b.cross_valid = True
+
+
+cdef void cross_set_after_change(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
+                                 const int32_t* scores, uint64_t all_letters, int d, int lane, int first,
+                                 int last) noexcept nogil:
+    """Refresh what tiles put on (or taken from) line `lane` of orientation d, squares first..last, change:
+    perpendicular-play cross-sets along that line, and same-direction cross-sets in each crossed line."""
+    cdef int idx, k
+    for idx in range(b.dim):
+        cross_set_square(b, nodes, dawg_root, gaddag_root, scores, all_letters, 1 - d, idx, lane)
+    for idx in range(first, last + 1):
+        for k in range(b.dim):
+            cross_set_square(b, nodes, dawg_root, gaddag_root, scores, all_letters, d, k, idx)

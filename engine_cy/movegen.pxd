@@ -83,6 +83,8 @@ cdef class MoveGen:
     cdef readonly long n_passes
 
     cdef int generate_c(self) except -1 nogil
+    cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
+                   bint sort) except -1 nogil
     cdef void prepare_leaves(self) noexcept nogil
     cdef void gen_lane(self) noexcept nogil
     cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,

@@ -481,6 +481,31 @@ cdef class MoveGen:
             qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
         return 0
 
+    def bind(self, Board board):
+        """Attach the board that gen_c generates on (the search modules bind their game's board once)."""
+        self.board = board
+        self.dim = board.dim
+
+    cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
+                   bint sort) except -1 nogil:
+        """C entry point for the search modules: rack as counts by machine letter, on the bound board,
+        whose cross-sets must be valid."""
+        cdef int ml
+        cdef int size = self.ld.size
+        self.rack_tiles = 0
+        self.rack_bits = 0
+        for ml in range(MAX_ALPHABET):
+            self.rack[ml] = rack[ml] if ml < size else 0
+            self.rack_tiles += self.rack[ml]
+            if ml > 0 and self.rack[ml] > 0:
+                self.rack_bits |= (<uint64_t> 1) << ml
+        self.bag_tiles = bag_tiles
+        self.opp_rack_value = opp_rack_value
+        self.record_mode = mode
+        self.top_n = n
+        self.do_sort = sort
+        return self.generate_c()
+
     # ------------------------------------------------------------ Python API
 
     def generate(self, Board board, rack, int bag_tiles, opp_rack=None, str mode="all", int n=0,
