@@ -215,7 +215,13 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
                         game.set_rack(who, ld.parse_rack(known.upper()))
                     except (GameError, ValueError):
                         pass  # an inconsistent later rack is reported when its own event is replayed
-        positions.append(position_from_game(game, ops))
+        shown = position_from_game(game, ops)
+        if next_is_phony and not game.game_over:
+            # the game state is left alone until the withdrawal; the position shows the known rack
+            known = _next_reveal(record.events, n, nicks, game.on_turn)
+            if known is not None:
+                shown.racks = (ld.parse_rack(known.upper()), shown.racks[1])
+        positions.append(shown)
     return ReplayResult(game=game, events_applied=len(events), positions=positions, lexicon=lex.name)
 
 
