@@ -60,5 +60,6 @@ cdef class Game:
     cdef uint64_t compute_hash(self) noexcept nogil
     cdef void refresh_cross(self, const Move* m) noexcept nogil
     cdef int rack_value(self, int player) noexcept nogil
+    cdef void reset_c(self, uint64_t seed) noexcept nogil
     cdef void rack_add(self, int p, ml_t ml, int delta) noexcept nogil
     cdef void set_zeros(self, int z) noexcept nogil

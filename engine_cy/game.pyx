@@ -284,6 +284,36 @@ cdef class Game:
         self.on_turn = p
         return 0
 
+    cdef void reset_c(self, uint64_t seed) noexcept nogil:
+        """A new game on an empty board: full bag, empty racks, seeded RNG, nothing to undo."""
+        cdef int ml, k, d, sq, dim = self.board.dim
+        memset(self.board.tiles, 0, sizeof(self.board.tiles))
+        self.board.n_tiles = 0
+        for d in range(2):
+            for sq in range(dim * dim):
+                self.board.cross_set[d][sq] = self.all_letters
+                self.board.cross_score[d][sq] = 0
+        self.board.cross_valid = True
+        self.bag_n = 0
+        for ml in range(self.ld.size):
+            for k in range(self.ld.counts[ml]):
+                if self.bag_n < MAX_BAG:
+                    self.bag[self.bag_n] = <ml_t> ml
+                    self.bag_n += 1
+        memset(self.racks, 0, sizeof(self.racks))
+        self.rack_n[0] = 0
+        self.rack_n[1] = 0
+        self.score[0] = 0
+        self.score[1] = 0
+        self.on_turn = 0
+        self.zeros = 0
+        self.over = False
+        self.end_reason = END_NONE
+        self.fixed_order = False
+        self.undo_n = 0
+        rng_seed(&self.rng, seed)
+        self.hash = self.compute_hash()
+
     # ------------------------------------------------------------ Python API
 
     def reseed(self, uint64_t seed):

@@ -663,3 +663,35 @@ def formed_words(Board board, int row, int col, bint vertical, tiles):
     for cw in crosses:
         out.append(bytes([t & 0x7F for (_, _, t, _) in cw]))
     return out
+
+
+def play_error(Board board, Kwg kwg, LetterDistribution ld, int row, int col, bint vertical, tiles):
+    """Why a placement is illegal (a message), or None: it must cover the start square on an empty board,
+    else touch a tile; every word it forms must be in the lexicon."""
+    cdef int i, r, c, dim = board.dim
+    try:
+        words = formed_words(board, row, col, vertical, tiles)
+    except ValueError as exc:
+        return str(exc)
+    new = [(row + i * vertical, col + i * (not vertical)) for i, t in enumerate(tiles) if t]
+    if not new:
+        return "the play places no tiles"
+    if board.n_tiles == 0:
+        if (board.start_row, board.start_col) not in new:
+            return "the first play must cover the centre square"
+        if len(tiles) < 2:
+            return "the first play must form a word of at least two letters"
+    else:
+        touches = False
+        for r, c in new:
+            for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+                if 0 <= rr < dim and 0 <= cc < dim and board.get(rr, cc) != 0:
+                    touches = True
+        if not touches:
+            return "the play does not touch any tile on the board"
+    if not words:
+        return "the play forms no word"
+    for w in words:
+        if not kwg.contains(w):
+            return f"{''.join(ld.label(t) for t in w)} is not a word in the lexicon"
+    return None

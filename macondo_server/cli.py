@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import Settings
-from .formats import FormatError, parse_cgp
+from .formats import FormatError, parse_cgp, write_cgp
 from .lexicon import LexiconError, LexiconRegistry, build_kwg_from_file
 
 
@@ -123,6 +124,115 @@ def cmd_gen(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_commit(args: argparse.Namespace) -> int:
+    from .gamestate import commit
+
+    pos = parse_cgp(args.cgp)
+    engine_settings = Settings.load(args.data_dir)
+    lex = LexiconRegistry(engine_settings).get(args.lexicon or pos.lexicon or engine_settings.default_lexicon)
+    res = commit(pos, lex, args.move, tileorder=args.tileorder, seed=args.seed)
+    cgp = write_cgp(res.position)
+    if args.json:
+        ld = pos.ld
+        print(json.dumps({
+            "cgp": cgp,
+            "score": res.score,
+            "scores": list(res.position.scores),
+            "racks": [ld.rack_str(r) for r in res.position.racks],
+            "bag": ld.word_str(res.bag),
+            "game_over": res.game_over,
+            "end_reason": res.end_reason,
+        }))
+    else:
+        print(cgp)
+    return 0
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from .formats import read_gcg_file
+    from .gamestate import replay_gcg
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise CliError(f"GCG file {path} does not exist")
+    record = read_gcg_file(str(path))
+    settings = Settings.load(args.data_dir)
+    lex = LexiconRegistry(settings).get(args.lexicon or record.pragma("lexicon") or settings.default_lexicon)
+    if args.turn is not None and not 0 <= args.turn <= len(record.events):
+        raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
+    res = replay_gcg(record, lex, turn=args.turn)
+    game = res.game
+    if res.positions:
+        pos = res.positions[-1]
+    else:
+        from .gamestate import position_from_game
+
+        pos = position_from_game(game, {"lex": lex.name})
+    cgp = write_cgp(pos)
+    scores = list(game.scores)
+    if args.json:
+        print(json.dumps({
+            "cgp": cgp,
+            "scores": scores,
+            "on_turn": game.on_turn,
+            "game_over": game.game_over,
+            "end_reason": game.end_reason_name,
+            "events": res.events_applied,
+        }))
+        return 0
+    names = [p[0] for p in record.players]
+    print(cgp)
+    print(f"scores: {names[0]} {scores[0]}, {names[1]} {scores[1]}; on turn: {names[game.on_turn]}; "
+          f"events replayed: {res.events_applied}/{len(record.events)}")
+    if game.game_over:
+        print(f"game over ({game.end_reason_name})")
+    return 0
+
+
+def cmd_autoplay(args: argparse.Namespace) -> int:
+    from .autoplay import BotSpec, run_autoplay
+
+    settings = Settings.load(args.data_dir)
+    reg = LexiconRegistry(settings)
+    from .engine import Engine
+
+    engine = Engine(settings)
+    lex1 = reg.get(args.lexicon or settings.default_lexicon)
+    lex2 = reg.get(args.lexicon2) if args.lexicon2 else lex1
+    klv1 = engine.leaves(args.leaves) if args.leaves else lex1.klv
+    klv2 = engine.leaves(args.leaves2) if args.leaves2 else (lex2.klv if args.lexicon2 else klv1)
+    progress = None
+    bar = None
+    if not args.json and sys.stderr.isatty():
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        task = bar.add_task("autoplay", total=args.games)
+        bar.start()
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done)
+
+    try:
+        summary = run_autoplay(
+            BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2"), args.games, seed=args.seed,
+            threads=args.threads, pairs=args.pairs, gcg_dir=args.gcg_dir, progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.stop()
+    if args.json:
+        print(json.dumps(summary.to_json()))
+        return 0
+    s = summary
+    print(f"games {s.games} in {s.seconds:.2f} s ({s.games_per_second:.1f} games/s)")
+    for b in (0, 1):
+        print(f"bot{b + 1}: wins {s.wins[b]}  mean score {s.mean_score[b]:.1f}  bingos/game {s.bingos_per_game[b]:.2f}")
+    print(f"draws {s.draws}; bot1 win rate {100 * s.win_rate:.1f}% ± {100 * s.win_rate_ci95:.1f} (95%); "
+          f"mean spread {s.mean_spread:+.1f} (sd {s.spread_stdev:.1f}); turns/game {s.turns_per_game:.1f}")
+    return 0
+
+
 def _positive_int(text: str) -> int:
     try:
         v = int(text)
@@ -178,6 +288,35 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sort", choices=["equity", "score"], default="equity")
     g.add_argument("--json", action="store_true", help="print one JSON object")
     g.set_defaults(func=cmd_gen)
+
+    cm = sub.add_parser("commit", help="play a move on a position and print the new position")
+    cm.add_argument("cgp")
+    cm.add_argument("move", help="e.g. '8G QI', '2L P.ND', 'exch ABC', 'pass'")
+    cm.add_argument("--tileorder", help="bag draw order, first drawn first (length = unseen - 7)")
+    cm.add_argument("--lexicon")
+    cm.add_argument("--seed", type=int, default=0, help="seed for random draws without a tile order")
+    cm.add_argument("--json", action="store_true")
+    cm.set_defaults(func=cmd_commit)
+
+    ld_ = sub.add_parser("load", help="replay a GCG file and print the position")
+    ld_.add_argument("file")
+    ld_.add_argument("--turn", type=int, help="replay this many events (default: all)")
+    ld_.add_argument("--lexicon", help="default: the file's #lexicon")
+    ld_.add_argument("--json", action="store_true")
+    ld_.set_defaults(func=cmd_load)
+
+    ap = sub.add_parser("autoplay", help="static-equity bot against static-equity bot")
+    ap.add_argument("--games", type=_positive_int, default=100)
+    ap.add_argument("--lexicon")
+    ap.add_argument("--leaves")
+    ap.add_argument("--lexicon2")
+    ap.add_argument("--leaves2")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
+    ap.add_argument("--pairs", action="store_true", help="play games in pairs with identical draws")
+    ap.add_argument("--gcg-dir", help="write every game as GCG here")
+    ap.add_argument("--json", action="store_true")
+    ap.set_defaults(func=cmd_autoplay)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine_cy.game import Game, GameError
+from engine_cy.movegen import play_error
 
 from .formats import (
     RACK_SIZE,
@@ -112,6 +113,15 @@ def commit(pos: Position, lex: Lexicon, move_text: str, tileorder: str | None = 
             rest.remove(t)
         game.set_rack(1, rest)
         game.set_bag_order(order)
+    rack = game.rack(game.on_turn)
+    for t in move.rack_tiles():
+        if t not in rack:
+            raise FormatError(f"illegal move {move_text!r}: the rack {ld.rack_str(game.rack(game.on_turn))} does not hold it")
+        rack.remove(t)
+    if move.kind == "place":
+        why = play_error(game.board, lex.kwg, ld, move.row, move.col, move.vertical, list(move.tiles))
+        if why:
+            raise FormatError(f"illegal move {move_text!r}: {why}")
     score = play_move(game, move)
     return CommitResult(
         position=position_from_game(game, pos.ops),

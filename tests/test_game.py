@@ -3,8 +3,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import CASES_DIR, load_cases, needs_cases
-from helpers import enc
 
 from engine_cy import cross_set
 from engine_cy.alphabet import LetterDistribution
@@ -13,6 +11,9 @@ from engine_cy.kwg import Kwg, build_kwg
 from engine_cy.movegen import MoveGen
 from macondo_server.formats import parse_cgp, read_gcg_file, write_cgp
 from macondo_server.gamestate import commit, game_from_position, replay_gcg
+
+from conftest import CASES_DIR, load_cases, needs_cases
+from helpers import enc
 
 LD = LetterDistribution.english()
 WORDS = ["AA", "AB", "AD", "AE", "AS", "BA", "BE", "DA", "DE", "ED", "ES", "RE", "ER", "SE", "TA", "AT", "IT", "TI",

@@ -1,0 +1,208 @@
+"""Bot-vs-bot self-play: orchestration, statistics and GCG output. The games run in engine_cy.autoplay
+with the GIL released; game g's tiles depend only on (seed, g), so results are the same for any thread
+count and timing."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine_cy.autoplay import AutoplayWorker, game_seed
+from engine_cy.klv import Klv
+
+from .formats import GcgEvent, GcgGame, Move, format_coord, format_move, new_board, write_gcg
+from .lexicon import Lexicon
+
+
+@dataclass
+class BotSpec:
+    lexicon: Lexicon
+    leaves: Klv | None
+    name: str = "bot"
+
+
+@dataclass
+class GameRecord:
+    index: int
+    first_bot: int
+    scores: tuple[int, int]          # by bot
+    bingos: tuple[int, int]
+    turns: int
+    end_reason: str
+
+
+@dataclass
+class AutoplaySummary:
+    games: int
+    wins: list[int]
+    draws: int
+    mean_score: list[float]
+    mean_spread: float               # bot 1 minus bot 2
+    spread_stdev: float
+    bingos_per_game: list[float]
+    turns_per_game: float
+    games_per_second: float
+    seconds: float
+    win_rate: float                  # bot 1, draws counting half
+    win_rate_ci95: float             # half-width of the 95% interval
+    records: list[GameRecord] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "mean_score": [round(x, 3) for x in self.mean_score],
+            "bingos_per_game": [round(x, 4) for x in self.bingos_per_game],
+            "turns_per_game": round(self.turns_per_game, 3),
+            "games_per_second": round(self.games_per_second, 2),
+            "seconds": round(self.seconds, 3),
+            "mean_spread": round(self.mean_spread, 3),
+            "win_rate": round(self.win_rate, 4),
+            "win_rate_ci95": round(self.win_rate_ci95, 4),
+        }
+
+
+def summarize(records: list[GameRecord], seconds: float) -> AutoplaySummary:
+    n = len(records)
+    wins = [0, 0]
+    draws = 0
+    spreads = []
+    for r in records:
+        s = r.scores[0] - r.scores[1]
+        spreads.append(s)
+        if s > 0:
+            wins[0] += 1
+        elif s < 0:
+            wins[1] += 1
+        else:
+            draws += 1
+    mean_spread = sum(spreads) / n if n else 0.0
+    var = sum((x - mean_spread) ** 2 for x in spreads) / (n - 1) if n > 1 else 0.0
+    rate = (wins[0] + 0.5 * draws) / n if n else 0.0
+    ci = 1.96 * math.sqrt(rate * (1 - rate) / n) if n else 0.0
+    return AutoplaySummary(
+        games=n,
+        wins=wins,
+        draws=draws,
+        mean_score=[sum(r.scores[b] for r in records) / n if n else 0.0 for b in (0, 1)],
+        mean_spread=mean_spread,
+        spread_stdev=math.sqrt(var),
+        bingos_per_game=[sum(r.bingos[b] for r in records) / n if n else 0.0 for b in (0, 1)],
+        turns_per_game=sum(r.turns for r in records) / n if n else 0.0,
+        games_per_second=n / seconds if seconds > 0 else 0.0,
+        seconds=seconds,
+        win_rate=rate,
+        win_rate_ci95=ci,
+        records=sorted(records, key=lambda r: r.index),
+    )
+
+
+def _history_to_gcg(worker_game, ld, names: tuple[str, str], first_bot: int, scores_by_seat_end) -> GcgGame:
+    """A finished game's move history as a GCG record (seat 0 moved first)."""
+    seat_names = (names[first_bot], names[1 - first_bot])
+    game = GcgGame(players=[(seat_names[0], seat_names[0]), (seat_names[1], seat_names[1])])
+    board = new_board()
+    cum = [0, 0]
+    for player, kind, row, col, vertical, tiles, score, rack in worker_game.history():
+        nick = seat_names[player]
+        rack_s = ld.rack_str(rack)
+        if kind == "place":
+            cum[player] += score
+            word = format_move(Move("place", row, col, vertical, tiles), ld).split(" ", 1)[1]
+            ev = GcgEvent("play", nick, rack_s, format_coord(row, col, vertical), word, score=score,
+                          cumulative=cum[player])
+            for i, t in enumerate(tiles):
+                if t:
+                    board.set_tile(row + i * vertical, col + i * (not vertical), t)
+        elif kind == "exchange":
+            ev = GcgEvent("exchange", nick, rack_s, exchanged=ld.rack_str(list(tiles)), cumulative=cum[player])
+        else:
+            ev = GcgEvent("pass", nick, rack_s, cumulative=cum[player])
+        game.events.append(ev)
+    final = worker_game.scores
+    for seat in (0, 1):
+        if final[seat] != cum[seat]:
+            delta = final[seat] - cum[seat]
+            cum[seat] = final[seat]
+            other_rack = ld.rack_str(worker_game.rack(1 - seat))
+            own_rack = ld.rack_str(worker_game.rack(seat))
+            if worker_game.end_reason_name == "standard":
+                game.events.append(GcgEvent("end_rack_points", seat_names[seat], exchanged=other_rack, score=delta,
+                                            cumulative=cum[seat]))
+            else:
+                game.events.append(GcgEvent("end_rack_penalty", seat_names[seat], own_rack, exchanged=own_rack,
+                                            score=delta, cumulative=cum[seat]))
+    return game
+
+
+def run_autoplay(
+    bot1: BotSpec,
+    bot2: BotSpec,
+    games: int,
+    seed: int = 0,
+    threads: int = 1,
+    pairs: bool = False,
+    gcg_dir: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> AutoplaySummary:
+    """Play `games` games; bot 1 moves first in even games. With pairs, games 2k and 2k+1 share their tiles
+    (each bot gets the draws the other had)."""
+    if games <= 0:
+        raise ValueError(f"number of games must be positive, got {games}")
+    if threads <= 0:
+        raise ValueError(f"threads must be positive, got {threads}")
+    if bot1.lexicon.ld.size != bot2.lexicon.ld.size:
+        raise ValueError("both bots must use the same letter distribution")
+    out_dir = Path(gcg_dir) if gcg_dir else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    names = (bot1.name, bot2.name) if bot1.name != bot2.name else ("bot1", "bot2")
+    records: list[GameRecord] = []
+    lock = threading.Lock()
+    done = [0]
+    stop = stop or threading.Event()
+    workers = [
+        AutoplayWorker(bot1.lexicon.kwg, bot1.leaves, bot2.lexicon.kwg, bot2.leaves, bot1.lexicon.ld, new_board())
+        for _ in range(threads)
+    ]
+
+    def work(t: int) -> None:
+        w = workers[t]
+        for g in range(t, games, threads):
+            if stop.is_set():
+                return
+            tile_seed = game_seed(seed, g // 2 if pairs else g)
+            first = g % 2
+            scores, bingos, turns, reason = w.play(tile_seed, first)
+            rec = GameRecord(g, first, tuple(scores), tuple(bingos), turns, reason)
+            if out_dir is not None:
+                gcg = _history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first, None)
+                gcg.pragmas.append(("lexicon", bot1.lexicon.name))
+                (out_dir / f"game-{g:05d}.gcg").write_text(write_gcg(gcg), encoding="utf-8")
+            with lock:
+                records.append(rec)
+                done[0] += 1
+                if progress:
+                    progress(done[0], games)
+
+    t0 = time.perf_counter()
+    pool = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(threads)]
+    for th in pool:
+        th.start()
+    try:
+        for th in pool:
+            while th.is_alive():
+                th.join(0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        for w in workers:
+            w.stop = True
+        for th in pool:
+            th.join()
+    return summarize(records, time.perf_counter() - t0)
