@@ -25,6 +25,10 @@ cdef struct Move:
     uint8_t leave_mask         # rack-instance bits kept (see MoveGen.first_bit)
     ml_t tiles[MAX_BOARD_DIM]  # placement: per square, 0 = played-through, blank = ml|0x80; exchange: tiles
 
+cdef struct AnchorBound:
+    int dir, lane, col, last  # last = previous anchor in the lane (bounds the left part)
+    equity_t bound            # shadow upper bound on equity (millipoints)
+
 cimport cython
 
 @cython.final
@@ -82,6 +86,14 @@ cdef class MoveGen:
     cdef readonly long n_exchanges
     cdef readonly long n_passes
 
+    cdef AnchorBound anchors[2 * MAX_BOARD_DIM * MAX_BOARD_DIM]
+    cdef int rack_vals[8]                 # rack tile values, descending (blank 0)
+    cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played
+    cdef public bint use_shadow           # shadow-bounded anchor search in best mode
+    cdef void cache_lane(self, int d, int lane) noexcept nogil
+    cdef equity_t shadow_bound(self, int anchor, int last_anchor) noexcept nogil
+    cdef void gen_best_shadow(self) noexcept nogil
+    cdef void prepare_shadow(self) noexcept nogil
     cdef int generate_c(self) except -1 nogil
     cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
                    bint sort) except -1 nogil

@@ -5,7 +5,7 @@
 # generator serves both directions. A play is generated from its leftmost anchor only; one-tile
 # plays that form an across word are recorded by the across pass only.
 cimport cython
-from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free, qsort
 from libc.string cimport memset, memcpy
 
@@ -56,6 +56,18 @@ cdef int _qsort_cmp(const void* a, const void* b) noexcept nogil:
     return move_cmp(<const Move*> a, <const Move*> b)
 
 
+cdef int _anchor_cmp(const void* a, const void* b) noexcept nogil:
+    cdef const AnchorBound* x = <const AnchorBound*> a
+    cdef const AnchorBound* y = <const AnchorBound*> b
+    if x.bound != y.bound:
+        return -1 if x.bound > y.bound else 1
+    if x.dir != y.dir:
+        return x.dir - y.dir
+    if x.lane != y.lane:
+        return x.lane - y.lane
+    return x.col - y.col
+
+
 @cython.final
 cdef class MoveGen:
     """Generates every legal play for a rack on a board, scored and valued (millipoints)."""
@@ -85,6 +97,7 @@ cdef class MoveGen:
         if self.move_buf == NULL:
             raise MemoryError()
         self.rack_key_valid = 0
+        self.use_shadow = True
         if klv is not None:
             klv.kwg.ensure_counts()
 
@@ -375,10 +388,12 @@ cdef class MoveGen:
             if node != 0 and col < dim - 1:
                 self.recursive_gen(col + 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
 
-    cdef void gen_lane(self) noexcept nogil:
-        cdef int dim = self.dim, d = self.dir, lane = self.lane, idx, sq
+    cdef void cache_lane(self, int d, int lane) noexcept nogil:
+        """Copy lane `lane` of orientation d (tiles, cross-sets, premiums, anchors) into the row cache."""
+        cdef int dim = self.dim, idx, sq
         cdef const ml_t* other = &self.board.tiles[1 - d][0]
-        cdef bint any_tile = False, perp
+        self.dir = d
+        self.lane = lane
         for idx in range(dim):
             sq = lane * dim + idx
             self.row_tiles[idx] = self.board.tiles[d][sq]
@@ -386,11 +401,8 @@ cdef class MoveGen:
             self.row_csc[idx] = self.board.cross_score[d][sq]
             self.row_lm[idx] = self.board.letter_mult[d][sq]
             self.row_wm[idx] = self.board.word_mult[d][sq]
-            perp = (lane > 0 and other[idx * dim + lane - 1] != 0) or \
-                   (lane < dim - 1 and other[idx * dim + lane + 1] != 0)
-            self.row_cross_word[idx] = perp
-            if self.row_tiles[idx] != 0:
-                any_tile = True
+            self.row_cross_word[idx] = (lane > 0 and other[idx * dim + lane - 1] != 0) or \
+                                       (lane < dim - 1 and other[idx * dim + lane + 1] != 0)
         for idx in range(dim):
             if self.board_empty:
                 self.row_anchor[idx] = d == 0 and lane == self.board.start_row and idx == self.board.start_col
@@ -398,8 +410,12 @@ cdef class MoveGen:
                 self.row_anchor[idx] = self.row_tiles[idx] == 0 and (
                     self.row_cross_word[idx] or (idx > 0 and self.row_tiles[idx - 1] != 0)
                     or (idx < dim - 1 and self.row_tiles[idx + 1] != 0))
+
+    cdef void gen_lane(self) noexcept nogil:
+        cdef int idx
+        self.cache_lane(self.dir, self.lane)
         self.last_anchor_col = -100
-        for idx in range(dim):
+        for idx in range(self.dim):
             if not self.row_anchor[idx]:
                 continue
             if self.row_cs[idx] == 0:
@@ -409,6 +425,141 @@ cdef class MoveGen:
             self.anchor_col = idx
             self.recursive_gen(idx, self.kwg.gaddag_root, idx, idx, 0, 1, 0)
             self.last_anchor_col = idx
+
+    cdef equity_t shadow_bound(self, int anchor, int last_anchor) noexcept nogil:
+        """Upper bound on the equity of any play generated from this anchor (row cache must hold its lane).
+
+        Every span [left, right] around the anchor that a play could cover is bounded by pairing the
+        rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
+        ignoring which letters fit, plus the best leave term for that many tiles played."""
+        cdef int dim = self.dim, n = self.rack_tiles, left, right, i, j, k, x
+        cdef int W, fixed, cross_const, coef[RACK_SIZE + 1], sorted_c[RACK_SIZE + 1], tmp
+        cdef int64_t score
+        cdef equity_t eq, best = -2147483647
+        cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        left = anchor
+        while left > last_anchor and left >= 0:
+            if self.row_tiles[left] == 0 and (self.row_cs[left] & usable) == 0:
+                break
+            if left > 0 and self.row_tiles[left - 1] != 0:
+                left -= 1
+                continue  # a span cannot start right after a tile
+            k = 0
+            W = 1
+            fixed = 0
+            cross_const = 0
+            for i in range(left, dim):
+                if self.row_tiles[i] != 0:
+                    if not (self.row_tiles[i] & 0x80):
+                        fixed += self.scores[self.row_tiles[i]]
+                else:
+                    if (self.row_cs[i] & usable) == 0 or k == n:
+                        break
+                    W *= self.row_wm[i]
+                    if self.row_cross_word[i]:
+                        cross_const += self.row_csc[i] * self.row_wm[i]
+                    k += 1
+                if i < anchor or k == 0:
+                    continue
+                if i < dim - 1 and self.row_tiles[i + 1] != 0:
+                    continue  # a span cannot end right before a tile
+                # coefficients of the k empty squares in [left, i], sorted descending
+                j = 0
+                for x in range(left, i + 1):
+                    if self.row_tiles[x] == 0:
+                        coef[j] = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
+                        sorted_c[j] = coef[j]
+                        tmp = j
+                        while tmp > 0 and sorted_c[tmp - 1] < sorted_c[tmp]:
+                            sorted_c[tmp - 1], sorted_c[tmp] = sorted_c[tmp], sorted_c[tmp - 1]
+                            tmp -= 1
+                        j += 1
+                score = <int64_t> fixed * W + cross_const
+                for j in range(k):
+                    score += sorted_c[j] * self.rack_vals[j]
+                if k == RACK_SIZE:
+                    score += self.bingo_bonus
+                eq = <equity_t> (score * EQUITY_SCALE) + self.best_extra[k]
+                if eq > best:
+                    best = eq
+            left -= 1
+        return best
+
+    cdef void gen_best_shadow(self) noexcept nogil:
+        """Best-move generation: anchors bounded by shadow_bound, searched best bound first, and skipped
+        once the bound falls below the best move found (ties are still searched for the tie-break)."""
+        cdef int d, lane, idx, last, n_anchors = 0, a
+        cdef AnchorBound* anc = self.anchors
+        for d in range(2):
+            if self.board_empty and d == 1:
+                break
+            for lane in range(self.dim):
+                self.cache_lane(d, lane)
+                last = -100
+                for idx in range(self.dim):
+                    if not self.row_anchor[idx]:
+                        continue
+                    if self.row_cs[idx] != 0:
+                        anc[n_anchors].dir = d
+                        anc[n_anchors].lane = lane
+                        anc[n_anchors].col = idx
+                        anc[n_anchors].last = last
+                        anc[n_anchors].bound = self.shadow_bound(idx, last)
+                        n_anchors += 1
+                    last = idx
+        qsort(anc, n_anchors, sizeof(AnchorBound), _anchor_cmp)
+        self.dir = -1
+        for a in range(n_anchors):
+            if self.has_best and anc[a].bound < self.best.equity:
+                break
+            if anc[a].dir != self.dir or anc[a].lane != self.lane:
+                self.cache_lane(anc[a].dir, anc[a].lane)
+            self.anchor_col = anc[a].col
+            self.last_anchor_col = anc[a].last
+            self.recursive_gen(anc[a].col, self.kwg.gaddag_root, anc[a].col, anc[a].col, 0, 1, 0)
+
+    cdef void prepare_shadow(self) noexcept nogil:
+        """Rack values sorted descending and the best leave term for each number of tiles played."""
+        cdef int ml, i, j, n = 0, k, tmp
+        cdef int counts[MAX_ALPHABET]
+        cdef int choice[MAX_ALPHABET]
+        cdef int size = self.ld.size, kept
+        cdef uint8_t mask
+        cdef equity_t e
+        for ml in range(size):
+            for i in range(self.rack[ml]):
+                self.rack_vals[n] = self.scores[ml] if ml != 0 else 0
+                j = n
+                while j > 0 and self.rack_vals[j - 1] < self.rack_vals[j]:
+                    tmp = self.rack_vals[j - 1]
+                    self.rack_vals[j - 1] = self.rack_vals[j]
+                    self.rack_vals[j] = tmp
+                    j -= 1
+                n += 1
+        for k in range(RACK_SIZE + 1):
+            self.best_extra[k] = -2147483647
+        for ml in range(size):
+            counts[ml] = self.rack[ml]
+            choice[ml] = 0
+        while True:
+            mask = 0
+            kept = 0
+            for ml in range(size):
+                if choice[ml]:
+                    mask |= <uint8_t> (((1 << choice[ml]) - 1) << self.first_bit[ml])
+                    kept += choice[ml]
+            e = self.equity_for(0, n - kept, mask)
+            if e > self.best_extra[n - kept]:
+                self.best_extra[n - kept] = e
+            i = 0
+            while i < size:
+                if choice[i] < counts[i]:
+                    choice[i] += 1
+                    break
+                choice[i] = 0
+                i += 1
+            if i == size:
+                break
 
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil:
         """Every distinct non-empty sub-multiset of the rack; mask = kept rack instances."""
@@ -453,7 +604,12 @@ cdef class MoveGen:
         self.tiles_played = 0
         self.prepare_leaves()
         self.board_empty = self.board.n_tiles == 0
-        if self.rack_tiles > 0:
+        if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
+            self.gen_exchanges(0, 0, 0, buf)
+        if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
+            self.prepare_shadow()
+            self.gen_best_shadow()
+        elif self.rack_tiles > 0:
             for d in range(2):
                 if self.board_empty and d == 1:
                     break
@@ -461,8 +617,6 @@ cdef class MoveGen:
                 for lane in range(self.dim):
                     self.lane = lane
                     self.gen_lane()
-        if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
-            self.gen_exchanges(0, 0, 0, buf)
         self.n_passes = 1
         m.kind = MOVE_PASS
         m.score = 0

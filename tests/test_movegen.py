@@ -221,3 +221,44 @@ def test_against_brute_force(seed):
         for i, t in enumerate(tiles):
             if t:
                 board.set_tile(row + i * vertical, col + i * (not vertical), t)
+
+
+def _best_vs_all(lex, klv, seed, turns=30):
+    from engine_cy.game import Game
+
+    gen = MoveGen(lex.kwg, LD, klv)
+    game = Game(lex.kwg, LD, new_board(), seed)
+    game.fill_rack(0)
+    game.fill_rack(1)
+    rng = random.Random(seed)
+    checked = 0
+    for _ in range(turns):
+        if game.game_over:
+            break
+        p = game.on_turn
+        rack = game.rack(p)
+        if rng.random() < 0.5 and 0 not in rack and game.bag_size > 2:
+            rack = rack[:-1] + [0]  # make blank racks common: they are where the shadow search matters
+        opp = game.rack(1 - p) if game.bag_size == 0 else None
+        gen.generate(game.board, rack, game.bag_size, opp)
+        everything = gen.moves()
+        gen.generate(game.board, rack, game.bag_size, opp, mode="best")
+        assert gen.moves() == everything[:1]
+        checked += 1
+        gen.generate(game.board, game.rack(p), game.bag_size, opp, mode="best")
+        kind, row, col, vertical, tiles, score = gen.moves()[0][:6]
+        game.play(kind, row, col, vertical, tiles, score) if kind == "place" else (
+            game.play("exchange", tiles=tiles) if kind == "exchange" else game.play("pass"))
+    return checked
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_best_mode_equals_full_ranking(registry, seed):
+    """The shadow-bounded best-move search returns exactly the first move of the full ranking."""
+    lex = registry.get("SCOWL70")
+    assert _best_vs_all(lex, None, seed) > 5
+    try:
+        nwl = registry.get("NWL20")
+    except ValueError:
+        return
+    assert _best_vs_all(nwl, nwl.klv, seed + 100) > 5
