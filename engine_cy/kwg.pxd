@@ -57,6 +57,9 @@ cdef class Kwg:
     cdef readonly uint32_t gaddag_root   # first index of the GADDAG root list (0 if none)
     cdef object _counts                  # lazily computed word counts (numpy uint32), for ranks
     cdef const uint32_t* counts
+    cdef object _child_masks             # lazily computed: tiles of the sibling-list suffix at each node
+    cdef const uint64_t* child_masks
     cdef bint contains_ml(self, const unsigned char* word, int n) noexcept nogil
+    cdef void ensure_child_masks(self) except *
     cdef void ensure_counts(self) except *
     cdef int64_t index_of_ml(self, const unsigned char* word, int n) noexcept nogil

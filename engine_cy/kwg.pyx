@@ -31,6 +31,8 @@ cdef class Kwg:
         self.nodes = NULL
         self.counts = NULL
         self._counts = None
+        self.child_masks = NULL
+        self._child_masks = None
 
     def __init__(self, data):
         """data: bytes-like KWG file contents (little-endian uint32 nodes)."""
@@ -167,6 +169,26 @@ cdef class Kwg:
         free(stack)
         self._counts = arr
         self.counts = cnt
+
+    cdef void ensure_child_masks(self) except *:
+        """mask[p] = bit t for every tile t in the sibling list from node p to its end. The move generator
+        finds a child in O(1): p + popcount(mask[p] & ((1 << t) - 1)), instead of scanning the list."""
+        cdef cnp.ndarray arr
+        cdef uint64_t* m
+        cdef int64_t p
+        if self._child_masks is not None:
+            return
+        arr = np.zeros(self.n_nodes + 1, dtype=np.uint64)
+        m = <uint64_t*> cnp.PyArray_DATA(arr)
+        with nogil:
+            p = <int64_t> self.n_nodes - 1
+            while p >= 0:
+                m[p] = (<uint64_t> 1) << kwg_tile(self.nodes, <uint32_t> p)
+                if not kwg_is_end(self.nodes, <uint32_t> p):
+                    m[p] |= m[p + 1]
+                p -= 1
+        self._child_masks = arr
+        self.child_masks = m
 
     def word_count(self, uint32_t root=0xFFFFFFFF):
         """Number of strings accepted from a root list (default: the DAWG root)."""

@@ -37,6 +37,7 @@ cdef class MoveGen:
     cdef readonly Klv klv
     cdef readonly LetterDistribution ld
     cdef const uint32_t* nodes
+    cdef const uint64_t* child_masks      # Kwg.ensure_child_masks: O(1) child lookup
     cdef int32_t scores[MAX_ALPHABET]
     cdef bint vowel[MAX_ALPHABET]
     cdef uint64_t all_letters

@@ -19,6 +19,7 @@ from engine_cy.cross_set import compute_all as _compute_cross_sets
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
+    int __builtin_popcountll(unsigned long long) nogil
 
 cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
@@ -87,6 +88,8 @@ cdef class MoveGen:
         self.klv = klv
         self.ld = ld
         self.nodes = kwg.nodes
+        kwg.ensure_child_masks()
+        self.child_masks = kwg.child_masks
         for i in range(MAX_ALPHABET):
             self.scores[i] = ld.scores[i] if i < ld.size else 0
             self.vowel[i] = ld.vowels[i] if i < ld.size else False
@@ -283,35 +286,30 @@ cdef class MoveGen:
                             int main_score, int word_mult, int cross_total) noexcept nogil:
         cdef ml_t cur = self.row_tiles[col]
         cdef uint32_t i, child
-        cdef uint64_t cs
+        cdef uint64_t cs, kids
         cdef ml_t ml
         cdef uint8_t bit
         cdef uint32_t n
         cdef bint acc
+        if node == 0:
+            return
+        kids = self.child_masks[node]
         if cur != 0:
-            i = kwg_seek(self.nodes, node, cur & 0x7F)
-            if i != 0:
-                self.go_on(col, cur, kwg_arc(self.nodes, i), kwg_accepts(self.nodes, i), leftstrip, rightstrip,
+            ml = cur & 0x7F
+            if (kids >> ml) & 1:
+                i = node + <uint32_t> __builtin_popcountll(kids & (((<uint64_t> 1) << ml) - 1))
+                n = self.nodes[i]
+                self.go_on(col, cur, n & KWG_ARC_MASK, (n & KWG_ACCEPTS) != 0, leftstrip, rightstrip,
                            main_score, word_mult, cross_total)
             return
-        if self.rack_tiles == 0 or node == 0:
+        if self.rack_tiles == 0:
             return
-        cs = self.row_cs[col] & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
-        if cs == 0:
-            return
-        # merge the sorted sibling list with the ascending set bits of cs
-        i = node
+        cs = self.row_cs[col] & kids & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
         while cs != 0:
             ml = <ml_t> __builtin_ctzll(cs)
             cs &= cs - 1
+            i = node + <uint32_t> __builtin_popcountll(kids & (((<uint64_t> 1) << ml) - 1))
             n = self.nodes[i]
-            while (n >> 24) < ml:
-                if n & KWG_IS_END:
-                    return
-                i += 1
-                n = self.nodes[i]
-            if (n >> 24) != ml:
-                continue
             child = n & KWG_ARC_MASK
             acc = (n & KWG_ACCEPTS) != 0
             if self.rack[ml] > 0:
@@ -340,9 +338,6 @@ cdef class MoveGen:
                 self.tiles_played -= 1
                 self.rack_tiles += 1
                 self.rack[0] += 1
-            if n & KWG_IS_END:
-                return
-            i += 1
 
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil:
