@@ -14,6 +14,16 @@ cdef enum:
     RECORD_ALL = 0
     RECORD_BEST = 1
     RECORD_TOP_N = 2
+    RECORD_SMALL = 3          # every move, packed in 64 bits (see pack_move) with score and equity
+
+# Packed move (SmallMove), 62 of 64 bits:
+#   bits 0..4   column          bits 5..9   row          bit 10  vertical
+#   bits 11..12 kind (0 place, 1 exchange, 2 pass)
+#   bits 13..61 seven 7-bit slots, one per tile taken from the rack, in board order:
+#               placement: machine letter | 0x40 for a blank (0 = no tile); exchange: letter + 1
+# Played-through squares are not stored: unpack_move walks the board to put them back.
+cdef uint64_t pack_move(const Move* m) noexcept nogil
+cdef int unpack_move(uint64_t packed, Board board, Move* m) noexcept nogil
 
 cdef struct Move:
     equity_t equity            # millipoints
@@ -83,6 +93,10 @@ cdef class MoveGen:
     cdef int cap_moves
     cdef Move best
     cdef bint has_best
+    cdef uint64_t* small_buf
+    cdef int32_t* small_score
+    cdef equity_t* small_equity
+    cdef int cap_small
     cdef readonly long n_placements
     cdef readonly long n_exchanges
     cdef readonly long n_passes
@@ -107,4 +121,5 @@ cdef class MoveGen:
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil
     cdef void record(self, Move* m) noexcept nogil
+    cdef bint grow_small(self) noexcept nogil
     cdef equity_t equity_for(self, int score, int n_tiles, uint8_t mask) noexcept nogil

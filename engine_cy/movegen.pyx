@@ -57,6 +57,69 @@ cdef int _qsort_cmp(const void* a, const void* b) noexcept nogil:
     return move_cmp(<const Move*> a, <const Move*> b)
 
 
+cdef uint64_t pack_move(const Move* m) noexcept nogil:
+    cdef uint64_t v = <uint64_t> m.col | (<uint64_t> m.row << 5) | (<uint64_t> m.vertical << 10) | \
+        (<uint64_t> m.kind << 11)
+    cdef int i, slot = 0
+    cdef uint64_t code
+    if m.kind == MOVE_PLACE:
+        for i in range(m.length):
+            if m.tiles[i] != 0 and slot < RACK_SIZE:
+                code = (m.tiles[i] & 0x3F) | (0x40 if (m.tiles[i] & 0x80) else 0)
+                v |= code << (13 + 7 * slot)
+                slot += 1
+    elif m.kind == MOVE_EXCHANGE:
+        for i in range(m.length):
+            if slot < RACK_SIZE:
+                v |= (<uint64_t> (m.tiles[i] + 1)) << (13 + 7 * slot)
+                slot += 1
+    return v
+
+
+cdef int unpack_move(uint64_t packed, Board board, Move* m) noexcept nogil:
+    """Rebuild a Move (tiles per square, played-through as 0) from its packed form on the same board.
+    Score and equity are not part of the packing. Returns -1 when it does not fit the board."""
+    cdef int slot, code, r, c, dim = board.dim, length = 0
+    memset(m, 0, sizeof(Move))
+    m.col = packed & 0x1F
+    m.row = (packed >> 5) & 0x1F
+    m.vertical = (packed >> 10) & 1
+    m.kind = (packed >> 11) & 3
+    if m.kind == MOVE_EXCHANGE:
+        for slot in range(RACK_SIZE):
+            code = (packed >> (13 + 7 * slot)) & 0x7F
+            if code == 0:
+                break
+            m.tiles[slot] = <ml_t> (code - 1)
+            m.length += 1
+        m.n_tiles = m.length
+        return 0
+    if m.kind != MOVE_PLACE:
+        return 0
+    r = m.row
+    c = m.col
+    slot = 0
+    while True:
+        code = (packed >> (13 + 7 * slot)) & 0x7F if slot < RACK_SIZE else 0
+        if r >= dim or c >= dim:
+            break
+        if board.get(r, c) != 0:
+            m.tiles[length] = 0
+        elif code != 0:
+            m.tiles[length] = <ml_t> ((code & 0x3F) | (0x80 if (code & 0x40) else 0))
+            slot += 1
+        else:
+            break
+        length += 1
+        if m.vertical:
+            r += 1
+        else:
+            c += 1
+    m.length = <uint8_t> length
+    m.n_tiles = <uint8_t> slot
+    return 0 if slot > 0 else -1
+
+
 cdef int _anchor_cmp(const void* a, const void* b) noexcept nogil:
     cdef const AnchorBound* x = <const AnchorBound*> a
     cdef const AnchorBound* y = <const AnchorBound*> b
@@ -74,6 +137,10 @@ cdef class MoveGen:
     """Generates every legal play for a rack on a board, scored and valued (millipoints)."""
 
     def __cinit__(self):
+        self.small_buf = NULL
+        self.small_score = NULL
+        self.small_equity = NULL
+        self.cap_small = 0
         self.move_buf = NULL
         self.n_moves = 0
         self.cap_moves = 0
@@ -105,6 +172,9 @@ cdef class MoveGen:
             klv.kwg.ensure_counts()
 
     def __dealloc__(self):
+        free(self.small_buf)
+        free(self.small_score)
+        free(self.small_equity)
         free(self.move_buf)
         free(self.peg_table)
 
@@ -201,6 +271,15 @@ cdef class MoveGen:
                 self.best = m[0]
                 self.has_best = True
             return
+        if self.record_mode == RECORD_SMALL:
+            if self.n_moves >= self.cap_small:
+                if not self.grow_small():
+                    return
+            self.small_buf[self.n_moves] = pack_move(m)
+            self.small_score[self.n_moves] = m.score
+            self.small_equity[self.n_moves] = m.equity
+            self.n_moves += 1
+            return
         if self.record_mode == RECORD_TOP_N and self.n_moves >= self.top_n:
             # min-heap on rank: moves[0] is the worst kept move
             if self.top_n == 0 or move_cmp(m, &self.move_buf[0]) >= 0:
@@ -242,6 +321,23 @@ cdef class MoveGen:
                     i = parent
                 else:
                     break
+
+    cdef bint grow_small(self) noexcept nogil:
+        cdef int cap = self.cap_small * 2 if self.cap_small else 4096
+        cdef uint64_t* a = <uint64_t*> realloc(self.small_buf, cap * sizeof(uint64_t))
+        if a == NULL:
+            return False
+        self.small_buf = a
+        cdef int32_t* b = <int32_t*> realloc(self.small_score, cap * sizeof(int32_t))
+        if b == NULL:
+            return False
+        self.small_score = b
+        cdef equity_t* e = <equity_t*> realloc(self.small_equity, cap * sizeof(equity_t))
+        if e == NULL:
+            return False
+        self.small_equity = e
+        self.cap_small = cap
+        return True
 
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil:
         cdef Move m
@@ -628,7 +724,7 @@ cdef class MoveGen:
         if self.record_mode == RECORD_BEST and self.has_best:
             self.move_buf[0] = self.best
             self.n_moves = 1
-        elif self.n_moves > 1 and self.do_sort:
+        elif self.n_moves > 1 and self.do_sort and self.record_mode != RECORD_SMALL:
             qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
         return 0
 
@@ -690,6 +786,8 @@ cdef class MoveGen:
             self.record_mode = RECORD_ALL
         elif mode == "best":
             self.record_mode = RECORD_BEST
+        elif mode == "small":
+            self.record_mode = RECORD_SMALL
         elif mode == "top":
             if n <= 0:
                 raise ValueError("top mode needs n > 0")
@@ -701,6 +799,22 @@ cdef class MoveGen:
         with nogil:
             self.generate_c()
         return self.n_moves
+
+    def packed_moves(self):
+        """After a 'small' generation: (packed uint64, score int32, equity int32 millipoints) numpy arrays."""
+        import numpy as np
+        if self.record_mode != RECORD_SMALL:
+            raise ValueError("packed_moves needs a generation with mode='small'")
+        n = self.n_moves
+        packed = np.empty(n, dtype=np.uint64)
+        scores = np.empty(n, dtype=np.int32)
+        equities = np.empty(n, dtype=np.int32)
+        cdef int i
+        for i in range(n):
+            packed[i] = self.small_buf[i]
+            scores[i] = self.small_score[i]
+            equities[i] = self.small_equity[i]
+        return packed, scores, equities
 
     def counts(self):
         """(placements, exchanges, passes) over all legal moves of the last generation."""
@@ -846,3 +960,25 @@ def play_error(Board board, Kwg kwg, LetterDistribution ld, int row, int col, bi
         if not kwg.contains(w):
             return f"{''.join(ld.label(t) for t in w)} is not a word in the lexicon"
     return None
+
+
+def unpack(uint64_t packed, Board board):
+    """(kind, row, col, vertical, tiles) of a packed move on the board it was generated on."""
+    cdef Move m
+    if unpack_move(packed, board, &m) != 0:
+        raise ValueError("packed move does not fit the board")
+    kinds = ("place", "exchange", "pass")
+    return (kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[i] for i in range(m.length)))
+
+
+def pack(str kind, int row, int col, bint vertical, tiles):
+    cdef Move m
+    memset(&m, 0, sizeof(Move))
+    m.kind = {"place": MOVE_PLACE, "exchange": MOVE_EXCHANGE, "pass": MOVE_PASS}[kind]
+    m.row = row
+    m.col = col
+    m.vertical = vertical
+    m.length = len(tiles)
+    for i, t in enumerate(tiles):
+        m.tiles[i] = t
+    return pack_move(&m)

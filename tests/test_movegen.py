@@ -262,3 +262,27 @@ def test_best_mode_equals_full_ranking(registry, seed):
     except ValueError:
         return
     assert _best_vs_all(nwl, nwl.klv, seed + 100) > 5
+
+
+def test_small_mode_packs_every_move(registry):
+    from engine_cy.movegen import pack, unpack
+
+    lex = registry.get("SCOWL70")
+    pos = parse_cgp(
+        "7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/5I1N3N3/"
+        "3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 ?ABDELT/ 0/0 0",
+        check_counts=False,  # a third blank, to cover blank packing
+    )
+    gen = MoveGen(lex.kwg, LD, None)
+    rack = pos.racks[0]
+    gen.generate(pos.board, rack, 20)
+    full = {(m[0], m[1], m[2], m[3], m[4]): (m[5], m[6]) for m in gen.moves()}
+    gen.generate(pos.board, rack, 20, mode="small")
+    packed, scores, equities = gen.packed_moves()
+    assert len(packed) == len(full) == sum(gen.counts())
+    got = {}
+    for p, s, e in zip(packed.tolist(), scores.tolist(), equities.tolist(), strict=True):
+        mv = unpack(p, pos.board)
+        assert pack(*mv) == p
+        got[mv] = (s, e)
+    assert got == full
