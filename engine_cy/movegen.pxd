@@ -122,4 +122,5 @@ cdef class MoveGen:
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil
     cdef void record(self, Move* m) noexcept nogil
     cdef bint grow_small(self) noexcept nogil
+    cdef bint grow_moves(self) noexcept nogil
     cdef equity_t equity_for(self, int score, int n_tiles, uint8_t mask) noexcept nogil

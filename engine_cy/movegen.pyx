@@ -263,7 +263,6 @@ cdef class MoveGen:
     # ------------------------------------------------------------ recording
 
     cdef void record(self, Move* m) noexcept nogil:
-        cdef Move* grown
         cdef int i, parent, child, smallest, n
         cdef Move tmp
         if self.record_mode == RECORD_BEST:
@@ -302,12 +301,8 @@ cdef class MoveGen:
                 else:
                     break
             return
-        if self.n_moves >= self.cap_moves:
-            grown = <Move*> realloc(self.move_buf, 2 * self.cap_moves * sizeof(Move))
-            if grown == NULL:
-                return  # out of memory: the move is dropped rather than crashing the process
-            self.move_buf = grown
-            self.cap_moves *= 2
+        if self.n_moves >= self.cap_moves and not self.grow_moves():
+            return  # out of memory: the move is dropped rather than crashing the process
         self.move_buf[self.n_moves] = m[0]
         self.n_moves += 1
         if self.record_mode == RECORD_TOP_N:
@@ -321,6 +316,14 @@ cdef class MoveGen:
                     i = parent
                 else:
                     break
+
+    cdef bint grow_moves(self) noexcept nogil:
+        cdef Move* grown = <Move*> realloc(self.move_buf, 2 * self.cap_moves * sizeof(Move))
+        if grown == NULL:
+            return False
+        self.move_buf = grown
+        self.cap_moves *= 2
+        return True
 
     cdef bint grow_small(self) noexcept nogil:
         cdef int cap = self.cap_small * 2 if self.cap_small else 4096
@@ -340,15 +343,24 @@ cdef class MoveGen:
         return True
 
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil:
-        cdef Move m
+        cdef Move tmp
+        cdef Move* m
         cdef int i, pen = 0
         cdef ml_t t
+        cdef bint direct = self.record_mode == RECORD_ALL
         if self.dir == 1 and self.tiles_played == 1:
             # one-tile play: recorded once, by the across pass when it forms an across word
             for i in range(leftstrip, rightstrip + 1):
                 if self.strip[i] != 0 and self.row_cross_word[i]:
                     return
         self.n_placements += 1
+        if direct:
+            # all-moves mode writes straight into the list (no intermediate copy)
+            if self.n_moves >= self.cap_moves and not self.grow_moves():
+                return
+            m = &self.move_buf[self.n_moves]
+        else:
+            m = &tmp
         m.kind = MOVE_PLACE
         m.score = score
         m.n_tiles = <uint8_t> self.tiles_played
@@ -374,7 +386,10 @@ cdef class MoveGen:
                     elif self.dim == 21 and (i == 5 or i == 9 or i == 11 or i == 15):
                         pen += OPENING_VOWEL_PENALTY
             m.equity -= pen
-        self.record(&m)
+        if direct:
+            self.n_moves += 1
+        else:
+            self.record(m)
 
     # ------------------------------------------------------------ Gordon recursion
 
