@@ -70,6 +70,9 @@ cdef class MoveGen:
     cdef int rack_key_valid
     cdef equity_t leave_value[128]        # millipoints
     cdef int32_t kept_value[128]          # face value of the kept tiles
+    cdef uint8_t sub_masks[128]           # the canonical masks of the rack's sub-multisets
+    cdef uint8_t sub_sizes[128]           # tiles in each
+    cdef int n_sub_masks
     cdef uint8_t cur_mask
     cdef equity_t* peg_table
     cdef int peg_len

@@ -215,7 +215,8 @@ cdef class MoveGen:
             counts[ml] = self.rack[ml]
             choice[ml] = 0
         self.rack_key_valid = 1
-        # odometer over choice[ml] in 0..counts[ml]
+        self.n_sub_masks = 0
+        # odometer over choice[ml] in 0..counts[ml]: every sub-multiset of the rack once
         while True:
             mask = 0
             n = 0
@@ -229,6 +230,9 @@ cdef class MoveGen:
                         n += 1
                     kept += choice[ml] * self.scores[ml]
             self.kept_value[mask] = kept
+            self.sub_masks[self.n_sub_masks] = mask
+            self.sub_sizes[self.n_sub_masks] = <uint8_t> n
+            self.n_sub_masks += 1
             if self.klv is not None and 0 < n <= RACK_SIZE:
                 self.leave_value[mask] = self.klv.leave_value_ml(buf, n)
             else:
@@ -626,11 +630,8 @@ cdef class MoveGen:
 
     cdef void prepare_shadow(self) noexcept nogil:
         """Rack values sorted descending and the best leave term for each number of tiles played."""
-        cdef int ml, i, j, n = 0, k, tmp
-        cdef int counts[MAX_ALPHABET]
-        cdef int choice[MAX_ALPHABET]
-        cdef int size = self.ld.size, kept
-        cdef uint8_t mask
+        cdef int ml, i, j, n = 0, k, tmp, kept
+        cdef int size = self.ld.size
         cdef equity_t e
         for ml in range(size):
             for i in range(self.rack[ml]):
@@ -644,28 +645,11 @@ cdef class MoveGen:
                 n += 1
         for k in range(RACK_SIZE + 1):
             self.best_extra[k] = -2147483647
-        for ml in range(size):
-            counts[ml] = self.rack[ml]
-            choice[ml] = 0
-        while True:
-            mask = 0
-            kept = 0
-            for ml in range(size):
-                if choice[ml]:
-                    mask |= <uint8_t> (((1 << choice[ml]) - 1) << self.first_bit[ml])
-                    kept += choice[ml]
-            e = self.equity_for(0, n - kept, mask)
+        for i in range(self.n_sub_masks):   # every kept sub-multiset (prepare_leaves listed them)
+            kept = self.sub_sizes[i]
+            e = self.equity_for(0, n - kept, self.sub_masks[i])
             if e > self.best_extra[n - kept]:
                 self.best_extra[n - kept] = e
-            i = 0
-            while i < size:
-                if choice[i] < counts[i]:
-                    choice[i] += 1
-                    break
-                choice[i] = 0
-                i += 1
-            if i == size:
-                break
 
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil:
         """Every distinct non-empty sub-multiset of the rack; mask = kept rack instances."""
