@@ -74,7 +74,6 @@ def extensions():
         "wraparound": DEBUG,
         "initializedcheck": DEBUG,
         "cdivision": not DEBUG,
-        "nonecheck": DEBUG,
         "embedsignature": True,
     }
     cflags = ["-O0", "-g"] if DEBUG else ["-O3", "-march=x86-64-v2", "-fno-strict-aliasing"]
@@ -92,7 +91,15 @@ def extensions():
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )
-    return cythonize(exts, compiler_directives=directives, nthreads=2, annotate=False)
+    # The generated C depends on the directives: regenerate when switching between debug and release.
+    marker = os.path.join(HERE, "build", "cython-mode")
+    mode = "debug" if DEBUG else "release"
+    previous = open(marker).read().strip() if os.path.exists(marker) else None
+    force = previous is not None and previous != mode
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    with open(marker, "w") as fh:
+        fh.write(mode)
+    return cythonize(exts, compiler_directives=directives, nthreads=2, annotate=False, force=force)
 
 
 generate_protos()  # package discovery needs the generated pb packages to exist
