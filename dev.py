@@ -20,8 +20,8 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 
-# The engine's main job until the gRPC server lands: rank the moves of an opening rack on the bundled lexicon.
-MAIN_JOB = ["-m", "macondo_server", "gen", "/".join(["15"] * 15) + " AEINQST/ 0/0 0"]
+# The engine's main job: the gRPC server on the bundled lexicon (127.0.0.1:50051; Ctrl-C stops it).
+MAIN_JOB = ["-m", "macondo_server", "serve"]
 
 
 def run(cmd: list[str], **kw) -> None:

@@ -150,9 +150,11 @@ def run_autoplay(
     gcg_dir: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     stop: threading.Event | None = None,
+    records: list[GameRecord] | None = None,
 ) -> AutoplaySummary:
     """Play `games` games; bot 1 moves first in even games. With pairs, games 2k and 2k+1 share their tiles
-    (each bot gets the draws the other had)."""
+    (each bot gets the draws the other had). Setting `stop` ends the run after the games in progress;
+    the summary covers the games finished."""
     if games <= 0:
         raise ValueError(f"number of games must be positive, got {games}")
     if threads <= 0:
@@ -163,7 +165,7 @@ def run_autoplay(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     names = (bot1.name, bot2.name) if bot1.name != bot2.name else ("bot1", "bot2")
-    records: list[GameRecord] = []
+    records = [] if records is None else records  # callers may pass a list to watch results arrive
     lock = threading.Lock()
     done = [0]
     stop = stop or threading.Event()

@@ -233,6 +233,14 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .server import serve
+
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"port {args.port} is out of range")
+    return serve(Settings.load(args.data_dir), args.host, args.port, args.max_jobs)
+
+
 def _positive_int(text: str) -> int:
     try:
         v = int(text)
@@ -318,6 +326,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", action="store_true")
     ap.set_defaults(func=cmd_autoplay)
 
+    sv = sub.add_parser("serve", help="run the gRPC engine server")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=50051)
+    sv.add_argument("--max-jobs", type=_positive_int, default=4, help="concurrent long-running jobs")
+    sv.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory (as the global option)")
+    sv.set_defaults(func=cmd_serve)
+
     for register in _EXTRA_COMMANDS:
         register(sub)
     return p
@@ -340,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return int(args.func(args) or 0)
-    except (CliError, FormatError, LexiconError, ValueError) as exc:
+    except (CliError, FormatError, LexiconError, ValueError, OSError) as exc:
         print(f"macondo: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -24,21 +24,45 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17macondo/v1/engine.proto\x12\nmacondo.v1\"(\n\x08Position\x12\x0b\n\x03\x63gp\x18\x01 \x01(\t\x12\x0f\n\x07lexicon\x18\x02 \x01(\t\"\xd6\x01\n\x04Move\x12\x10\n\x08notation\x18\x01 \x01(\t\x12\"\n\x04type\x18\x02 \x01(\x0e\x32\x14.macondo.v1.MoveType\x12\x0b\n\x03row\x18\x03 \x01(\x05\x12\x0e\n\x06\x63olumn\x18\x04 \x01(\x05\x12(\n\tdirection\x18\x05 \x01(\x0e\x32\x15.macondo.v1.Direction\x12\r\n\x05tiles\x18\x06 \x01(\t\x12\r\n\x05score\x18\x07 \x01(\x05\x12\x0e\n\x06\x65quity\x18\x08 \x01(\x01\x12\r\n\x05leave\x18\t \x01(\t\x12\x14\n\x0ctiles_played\x18\n \x01(\x05\"?\n\x0bLexiconInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nhas_leaves\x18\x02 \x01(\x08\x12\x0e\n\x06source\x18\x03 \x01(\t*)\n\tDirection\x12\x0e\n\nHORIZONTAL\x10\x00\x12\x0c\n\x08VERTICAL\x10\x01*6\n\x08MoveType\x12\x12\n\x0eTILE_PLACEMENT\x10\x00\x12\x0c\n\x08\x45XCHANGE\x10\x01\x12\x08\n\x04PASS\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17macondo/v1/engine.proto\x12\nmacondo.v1\"(\n\x08Position\x12\x0b\n\x03\x63gp\x18\x01 \x01(\t\x12\x0f\n\x07lexicon\x18\x02 \x01(\t\"\xe7\x01\n\x04Move\x12\x10\n\x08notation\x18\x01 \x01(\t\x12\"\n\x04type\x18\x02 \x01(\x0e\x32\x14.macondo.v1.MoveType\x12\x0b\n\x03row\x18\x03 \x01(\x05\x12\x0e\n\x06\x63olumn\x18\x04 \x01(\x05\x12(\n\tdirection\x18\x05 \x01(\x0e\x32\x15.macondo.v1.Direction\x12\r\n\x05tiles\x18\x06 \x01(\t\x12\r\n\x05score\x18\x07 \x01(\x05\x12\x0e\n\x06\x65quity\x18\x08 \x01(\x01\x12\r\n\x05leave\x18\t \x01(\t\x12\x14\n\x0ctiles_played\x18\n \x01(\x05\x12\x0f\n\x07\x64isplay\x18\x0b \x01(\t\"?\n\x0bLexiconInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nhas_leaves\x18\x02 \x01(\x08\x12\x0e\n\x06source\x18\x03 \x01(\t\"Q\n\x06Limits\x12\x10\n\x08max_jobs\x18\x01 \x01(\x05\x12\x19\n\x11max_message_bytes\x18\x02 \x01(\x05\x12\x1a\n\x12max_autoplay_games\x18\x03 \x01(\x05\"\x16\n\x14GetServerInfoRequest\"\xae\x01\n\nServerInfo\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x13\n\x0b\x61pi_version\x18\x02 \x01(\t\x12\'\n\x06lexica\x18\x03 \x03(\x0b\x32\x17.macondo.v1.LexiconInfo\x12\x17\n\x0f\x64\x65\x66\x61ult_lexicon\x18\x04 \x01(\t\x12\"\n\x06limits\x18\x05 \x01(\x0b\x32\x12.macondo.v1.Limits\x12\x14\n\x0crunning_jobs\x18\x06 \x01(\x05\"\x90\x01\n\x14GenerateMovesRequest\x12&\n\x08position\x18\x01 \x01(\x0b\x32\x14.macondo.v1.Position\x12\x0e\n\x06leaves\x18\x02 \x01(\t\x12\x11\n\tnum_plays\x18\x03 \x01(\x05\x12\x0b\n\x03\x61ll\x18\x04 \x01(\x08\x12 \n\x04sort\x18\x05 \x01(\x0e\x32\x12.macondo.v1.SortBy\"C\n\nMoveCounts\x12\x12\n\nplacements\x18\x01 \x01(\x03\x12\x11\n\texchanges\x18\x02 \x01(\x03\x12\x0e\n\x06passes\x18\x03 \x01(\x03\"q\n\x15GenerateMovesResponse\x12\x1f\n\x05moves\x18\x01 \x03(\x0b\x32\x10.macondo.v1.Move\x12&\n\x06\x63ounts\x18\x02 \x01(\x0b\x32\x16.macondo.v1.MoveCounts\x12\x0f\n\x07lexicon\x18\x03 \x01(\t\"\x92\x01\n\x0f\x41utoplayRequest\x12\r\n\x05games\x18\x01 \x01(\x05\x12\x0f\n\x07lexicon\x18\x02 \x01(\t\x12\x0e\n\x06leaves\x18\x03 \x01(\t\x12\x10\n\x08lexicon2\x18\x04 \x01(\t\x12\x0f\n\x07leaves2\x18\x05 \x01(\t\x12\x0c\n\x04seed\x18\x06 \x01(\x03\x12\x0f\n\x07threads\x18\x07 \x01(\x05\x12\r\n\x05pairs\x18\x08 \x01(\x08\"\xbe\x02\n\x10\x41utoplayProgress\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\ngames_done\x18\x02 \x01(\x05\x12\x13\n\x0bgames_total\x18\x03 \x01(\x05\x12\x0c\n\x04wins\x18\x04 \x03(\x05\x12\r\n\x05\x64raws\x18\x05 \x01(\x05\x12\x12\n\nmean_score\x18\x06 \x03(\x01\x12\x17\n\x0f\x62ingos_per_game\x18\x07 \x03(\x01\x12\x16\n\x0eturns_per_game\x18\x08 \x01(\x01\x12\x18\n\x10games_per_second\x18\t \x01(\x01\x12\x17\n\x0f\x65lapsed_seconds\x18\n \x01(\x01\x12\x10\n\x08win_rate\x18\x0b \x01(\x01\x12\x15\n\rwin_rate_ci95\x18\x0c \x01(\x01\x12\x13\n\x0bmean_spread\x18\r \x01(\x01\x12\r\n\x05\x66inal\x18\x0e \x01(\x08\x12\x0f\n\x07stopped\x18\x0f \x01(\x08\" \n\x0eStopJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\" \n\x0fStopJobResponse\x12\r\n\x05\x66ound\x18\x01 \x01(\x08*)\n\tDirection\x12\x0e\n\nHORIZONTAL\x10\x00\x12\x0c\n\x08VERTICAL\x10\x01*6\n\x08MoveType\x12\x12\n\x0eTILE_PLACEMENT\x10\x00\x12\x0c\n\x08\x45XCHANGE\x10\x01\x12\x08\n\x04PASS\x10\x02*)\n\x06SortBy\x12\x0f\n\x0bSORT_EQUITY\x10\x00\x12\x0e\n\nSORT_SCORE\x10\x01\x32\xb6\x02\n\x06\x45ngine\x12I\n\rGetServerInfo\x12 .macondo.v1.GetServerInfoRequest\x1a\x16.macondo.v1.ServerInfo\x12T\n\rGenerateMoves\x12 .macondo.v1.GenerateMovesRequest\x1a!.macondo.v1.GenerateMovesResponse\x12G\n\x08\x41utoplay\x12\x1b.macondo.v1.AutoplayRequest\x1a\x1c.macondo.v1.AutoplayProgress0\x01\x12\x42\n\x07StopJob\x12\x1a.macondo.v1.StopJobRequest\x1a\x1b.macondo.v1.StopJobResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'macondo.v1.engine_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DIRECTION']._serialized_start=363
-  _globals['_DIRECTION']._serialized_end=404
-  _globals['_MOVETYPE']._serialized_start=406
-  _globals['_MOVETYPE']._serialized_end=460
+  _globals['_DIRECTION']._serialized_start=1533
+  _globals['_DIRECTION']._serialized_end=1574
+  _globals['_MOVETYPE']._serialized_start=1576
+  _globals['_MOVETYPE']._serialized_end=1630
+  _globals['_SORTBY']._serialized_start=1632
+  _globals['_SORTBY']._serialized_end=1673
   _globals['_POSITION']._serialized_start=39
   _globals['_POSITION']._serialized_end=79
   _globals['_MOVE']._serialized_start=82
-  _globals['_MOVE']._serialized_end=296
-  _globals['_LEXICONINFO']._serialized_start=298
-  _globals['_LEXICONINFO']._serialized_end=361
+  _globals['_MOVE']._serialized_end=313
+  _globals['_LEXICONINFO']._serialized_start=315
+  _globals['_LEXICONINFO']._serialized_end=378
+  _globals['_LIMITS']._serialized_start=380
+  _globals['_LIMITS']._serialized_end=461
+  _globals['_GETSERVERINFOREQUEST']._serialized_start=463
+  _globals['_GETSERVERINFOREQUEST']._serialized_end=485
+  _globals['_SERVERINFO']._serialized_start=488
+  _globals['_SERVERINFO']._serialized_end=662
+  _globals['_GENERATEMOVESREQUEST']._serialized_start=665
+  _globals['_GENERATEMOVESREQUEST']._serialized_end=809
+  _globals['_MOVECOUNTS']._serialized_start=811
+  _globals['_MOVECOUNTS']._serialized_end=878
+  _globals['_GENERATEMOVESRESPONSE']._serialized_start=880
+  _globals['_GENERATEMOVESRESPONSE']._serialized_end=993
+  _globals['_AUTOPLAYREQUEST']._serialized_start=996
+  _globals['_AUTOPLAYREQUEST']._serialized_end=1142
+  _globals['_AUTOPLAYPROGRESS']._serialized_start=1145
+  _globals['_AUTOPLAYPROGRESS']._serialized_end=1463
+  _globals['_STOPJOBREQUEST']._serialized_start=1465
+  _globals['_STOPJOBREQUEST']._serialized_end=1497
+  _globals['_STOPJOBRESPONSE']._serialized_start=1499
+  _globals['_STOPJOBRESPONSE']._serialized_end=1531
+  _globals['_ENGINE']._serialized_start=1676
+  _globals['_ENGINE']._serialized_end=1986
 # @@protoc_insertion_point(module_scope)

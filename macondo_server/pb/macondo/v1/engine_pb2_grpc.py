@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from macondo_server.pb.macondo.v1 import engine_pb2 as macondo_dot_v1_dot_engine__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -22,3 +23,204 @@ if _version_not_supported:
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
     )
+
+
+class EngineStub:
+    """Missing associated documentation comment in .proto file."""
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.GetServerInfo = channel.unary_unary(
+                '/macondo.v1.Engine/GetServerInfo',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.GetServerInfoRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.ServerInfo.FromString,
+                _registered_method=True)
+        self.GenerateMoves = channel.unary_unary(
+                '/macondo.v1.Engine/GenerateMoves',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.GenerateMovesRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.GenerateMovesResponse.FromString,
+                _registered_method=True)
+        self.Autoplay = channel.unary_stream(
+                '/macondo.v1.Engine/Autoplay',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.AutoplayRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.AutoplayProgress.FromString,
+                _registered_method=True)
+        self.StopJob = channel.unary_unary(
+                '/macondo.v1.Engine/StopJob',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.StopJobRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.StopJobResponse.FromString,
+                _registered_method=True)
+
+
+class EngineServicer:
+    """Missing associated documentation comment in .proto file."""
+
+    def GetServerInfo(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GenerateMoves(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Autoplay(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopJob(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_EngineServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'GetServerInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetServerInfo,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.GetServerInfoRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.ServerInfo.SerializeToString,
+            ),
+            'GenerateMoves': grpc.unary_unary_rpc_method_handler(
+                    servicer.GenerateMoves,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.GenerateMovesRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.GenerateMovesResponse.SerializeToString,
+            ),
+            'Autoplay': grpc.unary_stream_rpc_method_handler(
+                    servicer.Autoplay,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.AutoplayRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.AutoplayProgress.SerializeToString,
+            ),
+            'StopJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopJob,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.StopJobRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.StopJobResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'macondo.v1.Engine', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('macondo.v1.Engine', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Engine:
+    """Missing associated documentation comment in .proto file."""
+
+    @staticmethod
+    def GetServerInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/GetServerInfo',
+            macondo_dot_v1_dot_engine__pb2.GetServerInfoRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.ServerInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GenerateMoves(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/GenerateMoves',
+            macondo_dot_v1_dot_engine__pb2.GenerateMovesRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.GenerateMovesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Autoplay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/macondo.v1.Engine/Autoplay',
+            macondo_dot_v1_dot_engine__pb2.AutoplayRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.AutoplayProgress.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/StopJob',
+            macondo_dot_v1_dot_engine__pb2.StopJobRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.StopJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -1,0 +1,164 @@
+"""gRPC servicer: validate -> convert -> engine/jobs -> respond. Errors map to status codes with a message
+that names the problem (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED); nothing escapes as a crash."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from . import __version__
+from .autoplay import BotSpec, GameRecord, run_autoplay, summarize
+from .config import Settings
+from .convert import autoplay_to_pb, move_to_pb
+from .engine import Engine
+from .formats import FormatError, parse_cgp
+from .jobs import JobRegistry, TooManyJobsError
+from .lexicon import LexiconError, UnknownLexiconError
+from .pb.macondo.v1 import engine_pb2 as pb
+from .pb.macondo.v1 import engine_pb2_grpc as pb_grpc
+
+log = logging.getLogger("macondo.server")
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+MAX_AUTOPLAY_GAMES = 1_000_000
+MAX_CGP_CHARS = 4096
+SNAPSHOT_SECONDS = 0.25
+DEADLINE_MARGIN = 0.15   # seconds kept back to deliver the final result before a deadline
+
+
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: str) -> None:
+    info = error_details_pb2.ErrorInfo(reason=reason, domain="macondo.v1")
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=[detail])
+    context.abort_with_status(rpc_status.to_status(status))
+
+
+class EngineServicer(pb_grpc.EngineServicer):
+    def __init__(self, settings: Settings, max_jobs: int) -> None:
+        self.settings = settings
+        self.engine = Engine(settings)
+        self.jobs = JobRegistry(max_jobs)
+
+    # -------------------------------------------------------------- helpers
+
+    def _guard(self, context: grpc.ServicerContext, fn, *args):
+        """Run fn, turning user errors into statuses."""
+        try:
+            return fn(*args)
+        except UnknownLexiconError as exc:
+            _abort(context, grpc.StatusCode.NOT_FOUND, str(exc), "UNKNOWN_LEXICON")
+        except TooManyJobsError as exc:
+            _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "TOO_MANY_JOBS")
+        except (FormatError, LexiconError, ValueError) as exc:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), "INVALID_ARGUMENT")
+
+    def _position(self, msg: pb.Position):
+        if not msg.cgp:
+            raise FormatError("position.cgp is empty")
+        if len(msg.cgp) > MAX_CGP_CHARS:
+            raise FormatError(f"position.cgp is longer than {MAX_CGP_CHARS} characters")
+        return parse_cgp(msg.cgp)
+
+    # -------------------------------------------------------------- RPCs
+
+    def GetServerInfo(self, request, context):
+        reg = self.engine.registry
+
+        def build():
+            lexica = []
+            for name in reg.available():
+                try:
+                    lex = reg.get(name)
+                except LexiconError:
+                    continue
+                lexica.append(pb.LexiconInfo(name=name, has_leaves=lex.klv is not None, source=lex.source))
+            return pb.ServerInfo(
+                version=__version__,
+                api_version="macondo.v1",
+                lexica=lexica,
+                default_lexicon=self.settings.default_lexicon,
+                limits=pb.Limits(max_jobs=self.jobs.max_jobs, max_message_bytes=MAX_MESSAGE_BYTES,
+                                 max_autoplay_games=MAX_AUTOPLAY_GAMES),
+                running_jobs=self.jobs.running(),
+            )
+
+        return self._guard(context, build)
+
+    def GenerateMoves(self, request, context):
+        def run():
+            pos = self._position(request.position)
+            if request.num_plays < 0:
+                raise ValueError(f"num_plays must not be negative, got {request.num_plays}")
+            n = None if request.all else (request.num_plays or 15)
+            sort = "score" if request.sort == pb.SORT_SCORE else "equity"
+            res = self.engine.generate(pos, lexicon=request.position.lexicon or None,
+                                       leaves_path=request.leaves or None, n=n, sort=sort)
+            lex = self.engine.lexicon_for(pos, request.position.lexicon or None)
+            return pb.GenerateMovesResponse(
+                moves=[move_to_pb(m, pos) for m in res.moves],
+                counts=pb.MoveCounts(placements=res.placements, exchanges=res.exchanges, passes=res.passes),
+                lexicon=lex.name,
+            )
+
+        return self._guard(context, run)
+
+    def StopJob(self, request, context):
+        return pb.StopJobResponse(found=self.jobs.stop(request.job_id))
+
+    def Autoplay(self, request, context) -> Iterator[pb.AutoplayProgress]:
+        def setup():
+            games = request.games or 100
+            if not 0 < games <= MAX_AUTOPLAY_GAMES:
+                raise ValueError(f"games must be 1 to {MAX_AUTOPLAY_GAMES}, got {request.games}")
+            threads = request.threads or (os.cpu_count() or 1)
+            if not 0 < threads <= 256:
+                raise ValueError(f"threads must be 1 to 256, got {request.threads}")
+            reg = self.engine.registry
+            lex1 = reg.get(request.lexicon or None)
+            lex2 = reg.get(request.lexicon2) if request.lexicon2 else lex1
+            klv1 = self.engine.leaves(request.leaves) if request.leaves else lex1.klv
+            klv2 = self.engine.leaves(request.leaves2) if request.leaves2 else (lex2.klv if request.lexicon2 else klv1)
+            job = self.jobs.start("autoplay")
+            return games, threads, BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2"), job
+
+        games, threads, bot1, bot2, job = self._guard(context, setup)
+        context.add_callback(job.stop.set)  # client cancellation stops the engine promptly
+        log.info("job=%s kind=autoplay games=%d threads=%d seed=%d", job.job_id, games, threads, request.seed)
+        records: list[GameRecord] = []
+        outcome: dict = {}
+
+        def work() -> None:
+            try:
+                outcome["summary"] = run_autoplay(bot1, bot2, games, seed=request.seed, threads=threads,
+                                                  pairs=request.pairs, stop=job.stop, records=records)
+            except Exception as exc:  # reported to the client below, never a crash of the server
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=work, name=f"autoplay-{job.job_id}", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(SNAPSHOT_SECONDS)
+                remaining = context.time_remaining()
+                if remaining is not None and remaining < DEADLINE_MARGIN + SNAPSHOT_SECONDS:
+                    job.stop.set()
+                if worker.is_alive() and context.is_active():
+                    yield autoplay_to_pb(summarize(list(records), job.elapsed), job.job_id, games, False, False)
+            if "error" in outcome:
+                log.exception("job=%s failed", job.job_id, exc_info=outcome["error"])
+                _abort(context, grpc.StatusCode.INTERNAL, f"autoplay failed: {outcome['error']}", "INTERNAL")
+            summary = outcome["summary"]
+            yield autoplay_to_pb(summary, job.job_id, games, True, job.stop.is_set())
+            log.info("job=%s done games=%d stopped=%s", job.job_id, summary.games, job.stop.is_set())
+        finally:
+            job.stop.set()
+            worker.join()
+            self.jobs.finish(job)
