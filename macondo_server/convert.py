@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from .autoplay import AutoplaySummary
 from .engine import GeneratedMove
-from .formats import Position, format_move
+from .formats import Move, Position, format_move, write_cgp
+from .gamestate import position_from_game
 from .pb.macondo.v1 import engine_pb2 as pb
+from .sessions import Session
 
 _KIND = {"place": pb.TILE_PLACEMENT, "exchange": pb.EXCHANGE, "pass": pb.PASS}
 
 
 def move_to_pb(m: GeneratedMove, pos: Position) -> pb.Move:
+    return plain_move_to_pb(m.move, pos, m.score, m.equity, list(m.leave), m.tiles_played)
+
+
+def plain_move_to_pb(mv: Move, pos: Position, score: int, equity: float = 0.0, leave: list[int] | None = None,
+                     tiles_played: int | None = None) -> pb.Move:
     ld = pos.ld
-    mv = m.move
     if mv.kind == "place":
         tiles = ld.word_str(list(mv.tiles))
     elif mv.kind == "exchange":
@@ -26,11 +32,33 @@ def move_to_pb(m: GeneratedMove, pos: Position) -> pb.Move:
         column=mv.col,
         direction=pb.VERTICAL if mv.vertical else pb.HORIZONTAL,
         tiles=tiles,
-        score=m.score,
-        equity=m.equity,
-        leave=ld.rack_str(list(m.leave)),
-        tiles_played=m.tiles_played,
+        score=score,
+        equity=equity,
+        leave=ld.rack_str(leave or []),
+        tiles_played=mv.tiles_played if tiles_played is None else tiles_played,
         display=format_move(mv, ld, pos.board, style="table"),
+    )
+
+
+def game_to_pb(session: Session) -> pb.GameState:
+    game = session.game
+    pos = position_from_game(game, {"lex": session.lexicon.name}, show_opponent=game.game_over)
+    history = []
+    for player, kind, row, col, vertical, tiles, score, rack in game.history():
+        mv = Move(kind, row, col, vertical, tuple(tiles))
+        history.append(pb.PlayedMove(player=player, move=plain_move_to_pb(mv, pos, score),
+                                     rack=pos.ld.rack_str(rack)))
+    return pb.GameState(
+        game_id=session.game_id,
+        cgp=write_cgp(pos),
+        scores=list(game.scores),
+        on_turn=game.on_turn,
+        players=session.players,
+        bag_count=game.bag_size,
+        game_over=game.game_over,
+        end_reason=game.end_reason_name,
+        history=history,
+        lexicon=session.lexicon.name,
     )
 
 

@@ -16,13 +16,15 @@ from grpc_status import rpc_status
 from . import __version__
 from .autoplay import BotSpec, GameRecord, run_autoplay, summarize
 from .config import Settings
-from .convert import autoplay_to_pb, move_to_pb
+from .convert import autoplay_to_pb, game_to_pb, move_to_pb, plain_move_to_pb
 from .engine import Engine
 from .formats import FormatError, parse_cgp
+from .gamestate import position_from_game
 from .jobs import JobRegistry, TooManyJobsError
 from .lexicon import LexiconError, UnknownLexiconError
 from .pb.macondo.v1 import engine_pb2 as pb
 from .pb.macondo.v1 import engine_pb2_grpc as pb_grpc
+from .sessions import SessionStore, TooManyGamesError, UnknownGameError
 
 log = logging.getLogger("macondo.server")
 
@@ -46,6 +48,7 @@ class EngineServicer(pb_grpc.EngineServicer):
         self.settings = settings
         self.engine = Engine(settings)
         self.jobs = JobRegistry(max_jobs)
+        self.sessions = SessionStore(self.engine)
 
     # -------------------------------------------------------------- helpers
 
@@ -55,7 +58,9 @@ class EngineServicer(pb_grpc.EngineServicer):
             return fn(*args)
         except UnknownLexiconError as exc:
             _abort(context, grpc.StatusCode.NOT_FOUND, str(exc), "UNKNOWN_LEXICON")
-        except TooManyJobsError as exc:
+        except UnknownGameError as exc:
+            _abort(context, grpc.StatusCode.NOT_FOUND, str(exc.args[0]), "UNKNOWN_GAME")
+        except (TooManyJobsError, TooManyGamesError) as exc:
             _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "TOO_MANY_JOBS")
         except (FormatError, LexiconError, ValueError) as exc:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), "INVALID_ARGUMENT")
@@ -162,3 +167,34 @@ class EngineServicer(pb_grpc.EngineServicer):
             job.stop.set()
             worker.join()
             self.jobs.finish(job)
+
+    # -------------------------------------------------------------- game sessions
+
+    def CreateGame(self, request, context):
+        return self._guard(context, lambda: game_to_pb(self.sessions.create(
+            request.lexicon or None, request.seed, list(request.players), request.bingo_bonus)))
+
+    def GetGame(self, request, context):
+        return self._guard(context, lambda: game_to_pb(self.sessions.get(request.game_id)))
+
+    def PlayMove(self, request, context):
+        def run():
+            session = self.sessions.get(request.game_id)
+            self.sessions.play(session, request.move)
+            return game_to_pb(session)
+
+        return self._guard(context, run)
+
+    def EngineMove(self, request, context):
+        def run():
+            session = self.sessions.get(request.game_id)
+            before = session.game.history_length
+            move = self.sessions.engine_move(session, request.strategy)
+            score = session.game.history()[before][6]
+            pos = position_from_game(session.game, {"lex": session.lexicon.name})
+            return pb.EngineMoveResponse(move=plain_move_to_pb(move, pos, score), game=game_to_pb(session))
+
+        return self._guard(context, run)
+
+    def DeleteGame(self, request, context):
+        return pb.DeleteGameResponse(found=self.sessions.delete(request.game_id))

@@ -166,3 +166,51 @@ def test_reflection_lists_services(server):
                                               timeout=5)
         names = [s.name for r in responses for s in r.list_services_response.service]
     assert "macondo.v1.Engine" in names and "grpc.health.v1.Health" in names
+
+
+def test_game_sessions(stub):
+    g = stub.CreateGame(pb.CreateGameRequest(seed=11, players=["ann", "bob"]), timeout=10)
+    assert g.game_id and g.players == ["ann", "bob"] and g.on_turn == 0 and g.bag_count == 86
+    assert not g.game_over and g.lexicon == "SCOWL70"
+    # a bad move is refused and changes nothing
+    with pytest.raises(grpc.RpcError) as exc:
+        stub.PlayMove(pb.PlayMoveRequest(game_id=g.game_id, move="8A ZZZZZZZ"), timeout=10)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert stub.GetGame(pb.GetGameRequest(game_id=g.game_id), timeout=10).cgp == g.cgp
+    # the engine moves for both sides until the game ends
+    turns = 0
+    state = g
+    while not state.game_over and turns < 100:
+        resp = stub.EngineMove(pb.EngineMoveRequest(game_id=g.game_id, strategy="static"), timeout=10)
+        state = resp.game
+        turns += 1
+    assert state.game_over and state.end_reason in ("standard", "consecutive_zeros")
+    assert len(state.history) == turns
+    assert sum(h.move.score for h in state.history if h.player == 0) <= state.scores[0] + 200
+    with pytest.raises(grpc.RpcError) as exc:
+        stub.EngineMove(pb.EngineMoveRequest(game_id=g.game_id), timeout=10)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "over" in exc.value.details()
+    assert stub.DeleteGame(pb.DeleteGameRequest(game_id=g.game_id), timeout=10).found
+    with pytest.raises(grpc.RpcError) as exc:
+        stub.GetGame(pb.GetGameRequest(game_id=g.game_id), timeout=10)
+    assert exc.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_game_session_moves_and_errors(stub):
+    g = stub.CreateGame(pb.CreateGameRequest(seed=5), timeout=10)
+    rack = g.cgp.split()[1].split("/")[0]
+    # a human-style move from the engine's own list is accepted
+    gen = stub.GenerateMoves(pb.GenerateMovesRequest(position=pb.Position(cgp=g.cgp), num_plays=1), timeout=10)
+    state = stub.PlayMove(pb.PlayMoveRequest(game_id=g.game_id, move=gen.moves[0].notation), timeout=10)
+    assert state.on_turn == 1 and state.history[0].rack == rack
+    for kwargs, code in [
+        ({"players": ["a"]}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"players": ["a", "a"]}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"lexicon": "NOPE"}, grpc.StatusCode.NOT_FOUND),
+    ]:
+        with pytest.raises(grpc.RpcError) as exc:
+            stub.CreateGame(pb.CreateGameRequest(**kwargs), timeout=10)
+        assert exc.value.code() == code
+    with pytest.raises(grpc.RpcError) as exc:
+        stub.EngineMove(pb.EngineMoveRequest(game_id=g.game_id, strategy="sim"), timeout=10)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "unknown strategy" in exc.value.details()

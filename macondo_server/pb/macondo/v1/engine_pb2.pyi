@@ -203,3 +203,91 @@ class StopJobResponse(_message.Message):
     FOUND_FIELD_NUMBER: _ClassVar[int]
     found: bool
     def __init__(self, found: _Optional[bool] = ...) -> None: ...
+
+class CreateGameRequest(_message.Message):
+    __slots__ = ("lexicon", "seed", "players", "bingo_bonus")
+    LEXICON_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    BINGO_BONUS_FIELD_NUMBER: _ClassVar[int]
+    lexicon: str
+    seed: int
+    players: _containers.RepeatedScalarFieldContainer[str]
+    bingo_bonus: int
+    def __init__(self, lexicon: _Optional[str] = ..., seed: _Optional[int] = ..., players: _Optional[_Iterable[str]] = ..., bingo_bonus: _Optional[int] = ...) -> None: ...
+
+class PlayedMove(_message.Message):
+    __slots__ = ("player", "move", "rack")
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    RACK_FIELD_NUMBER: _ClassVar[int]
+    player: int
+    move: Move
+    rack: str
+    def __init__(self, player: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., rack: _Optional[str] = ...) -> None: ...
+
+class GameState(_message.Message):
+    __slots__ = ("game_id", "cgp", "scores", "on_turn", "players", "bag_count", "game_over", "end_reason", "history", "lexicon")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    CGP_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    ON_TURN_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    BAG_COUNT_FIELD_NUMBER: _ClassVar[int]
+    GAME_OVER_FIELD_NUMBER: _ClassVar[int]
+    END_REASON_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    LEXICON_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    cgp: str
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    on_turn: int
+    players: _containers.RepeatedScalarFieldContainer[str]
+    bag_count: int
+    game_over: bool
+    end_reason: str
+    history: _containers.RepeatedCompositeFieldContainer[PlayedMove]
+    lexicon: str
+    def __init__(self, game_id: _Optional[str] = ..., cgp: _Optional[str] = ..., scores: _Optional[_Iterable[int]] = ..., on_turn: _Optional[int] = ..., players: _Optional[_Iterable[str]] = ..., bag_count: _Optional[int] = ..., game_over: _Optional[bool] = ..., end_reason: _Optional[str] = ..., history: _Optional[_Iterable[_Union[PlayedMove, _Mapping]]] = ..., lexicon: _Optional[str] = ...) -> None: ...
+
+class GetGameRequest(_message.Message):
+    __slots__ = ("game_id",)
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    def __init__(self, game_id: _Optional[str] = ...) -> None: ...
+
+class PlayMoveRequest(_message.Message):
+    __slots__ = ("game_id", "move")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    move: str
+    def __init__(self, game_id: _Optional[str] = ..., move: _Optional[str] = ...) -> None: ...
+
+class EngineMoveRequest(_message.Message):
+    __slots__ = ("game_id", "strategy")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    strategy: str
+    def __init__(self, game_id: _Optional[str] = ..., strategy: _Optional[str] = ...) -> None: ...
+
+class EngineMoveResponse(_message.Message):
+    __slots__ = ("move", "game")
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    move: Move
+    game: GameState
+    def __init__(self, move: _Optional[_Union[Move, _Mapping]] = ..., game: _Optional[_Union[GameState, _Mapping]] = ...) -> None: ...
+
+class DeleteGameRequest(_message.Message):
+    __slots__ = ("game_id",)
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    def __init__(self, game_id: _Optional[str] = ...) -> None: ...
+
+class DeleteGameResponse(_message.Message):
+    __slots__ = ("found",)
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    found: bool
+    def __init__(self, found: _Optional[bool] = ...) -> None: ...

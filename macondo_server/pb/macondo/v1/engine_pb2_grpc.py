@@ -54,6 +54,31 @@ class EngineStub:
                 request_serializer=macondo_dot_v1_dot_engine__pb2.StopJobRequest.SerializeToString,
                 response_deserializer=macondo_dot_v1_dot_engine__pb2.StopJobResponse.FromString,
                 _registered_method=True)
+        self.CreateGame = channel.unary_unary(
+                '/macondo.v1.Engine/CreateGame',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.CreateGameRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.GameState.FromString,
+                _registered_method=True)
+        self.GetGame = channel.unary_unary(
+                '/macondo.v1.Engine/GetGame',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.GetGameRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.GameState.FromString,
+                _registered_method=True)
+        self.PlayMove = channel.unary_unary(
+                '/macondo.v1.Engine/PlayMove',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.PlayMoveRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.GameState.FromString,
+                _registered_method=True)
+        self.EngineMove = channel.unary_unary(
+                '/macondo.v1.Engine/EngineMove',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.EngineMoveRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.EngineMoveResponse.FromString,
+                _registered_method=True)
+        self.DeleteGame = channel.unary_unary(
+                '/macondo.v1.Engine/DeleteGame',
+                request_serializer=macondo_dot_v1_dot_engine__pb2.DeleteGameRequest.SerializeToString,
+                response_deserializer=macondo_dot_v1_dot_engine__pb2.DeleteGameResponse.FromString,
+                _registered_method=True)
 
 
 class EngineServicer:
@@ -83,6 +108,36 @@ class EngineServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateGame(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetGame(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PlayMove(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EngineMove(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteGame(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EngineServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -105,6 +160,31 @@ def add_EngineServicer_to_server(servicer, server):
                     servicer.StopJob,
                     request_deserializer=macondo_dot_v1_dot_engine__pb2.StopJobRequest.FromString,
                     response_serializer=macondo_dot_v1_dot_engine__pb2.StopJobResponse.SerializeToString,
+            ),
+            'CreateGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateGame,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.CreateGameRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.GameState.SerializeToString,
+            ),
+            'GetGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGame,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.GetGameRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.GameState.SerializeToString,
+            ),
+            'PlayMove': grpc.unary_unary_rpc_method_handler(
+                    servicer.PlayMove,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.PlayMoveRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.GameState.SerializeToString,
+            ),
+            'EngineMove': grpc.unary_unary_rpc_method_handler(
+                    servicer.EngineMove,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.EngineMoveRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.EngineMoveResponse.SerializeToString,
+            ),
+            'DeleteGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteGame,
+                    request_deserializer=macondo_dot_v1_dot_engine__pb2.DeleteGameRequest.FromString,
+                    response_serializer=macondo_dot_v1_dot_engine__pb2.DeleteGameResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -215,6 +295,141 @@ class Engine:
             '/macondo.v1.Engine/StopJob',
             macondo_dot_v1_dot_engine__pb2.StopJobRequest.SerializeToString,
             macondo_dot_v1_dot_engine__pb2.StopJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/CreateGame',
+            macondo_dot_v1_dot_engine__pb2.CreateGameRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.GameState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/GetGame',
+            macondo_dot_v1_dot_engine__pb2.GetGameRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.GameState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayMove(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/PlayMove',
+            macondo_dot_v1_dot_engine__pb2.PlayMoveRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.GameState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EngineMove(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/EngineMove',
+            macondo_dot_v1_dot_engine__pb2.EngineMoveRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.EngineMoveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/macondo.v1.Engine/DeleteGame',
+            macondo_dot_v1_dot_engine__pb2.DeleteGameRequest.SerializeToString,
+            macondo_dot_v1_dot_engine__pb2.DeleteGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

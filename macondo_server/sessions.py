@@ -1,0 +1,107 @@
+"""Game sessions for bots over the API: create a game, play moves (validated), let the engine move."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass, field
+
+from engine_cy.game import Game
+from engine_cy.movegen import play_error
+
+from .engine import Engine
+from .formats import FormatError, Move, new_board, parse_move
+from .gamestate import play_move
+from .lexicon import Lexicon
+
+MAX_SESSIONS = 1000
+
+
+class UnknownGameError(KeyError):
+    pass
+
+
+class TooManyGamesError(RuntimeError):
+    pass
+
+
+@dataclass
+class Session:
+    game_id: str
+    game: Game
+    lexicon: Lexicon
+    players: list[str]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class SessionStore:
+    def __init__(self, engine: Engine, max_sessions: int = MAX_SESSIONS) -> None:
+        self.engine = engine
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def create(self, lexicon: str | None, seed: int, players: list[str], bingo_bonus: int) -> Session:
+        if players and len(players) != 2:
+            raise ValueError(f"a game has two players, got {len(players)}")
+        names = list(players) if players else ["player1", "player2"]
+        if names[0] == names[1] or not all(n.strip() for n in names):
+            raise ValueError("player nicknames must be two different non-empty names")
+        if not 0 <= bingo_bonus <= 1000:
+            raise ValueError(f"bingo bonus must be 0 to 1000, got {bingo_bonus}")
+        lex = self.engine.lexicon(lexicon or None)
+        game = Game(lex.kwg, lex.ld, new_board(), seed & 0xFFFFFFFFFFFFFFFF, bingo_bonus or 50, 6)
+        game.fill_rack(0)
+        game.fill_rack(1)
+        session = Session(uuid.uuid4().hex[:12], game, lex, names)
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                raise TooManyGamesError(f"{len(self._sessions)} games are open; the limit is {self.max_sessions}")
+            self._sessions[session.game_id] = session
+        return session
+
+    def get(self, game_id: str) -> Session:
+        with self._lock:
+            session = self._sessions.get(game_id)
+        if session is None:
+            raise UnknownGameError(f"unknown game {game_id!r}")
+        return session
+
+    def delete(self, game_id: str) -> bool:
+        with self._lock:
+            return self._sessions.pop(game_id, None) is not None
+
+    def play(self, session: Session, text: str) -> None:
+        game, ld = session.game, session.lexicon.ld
+        with session.lock:
+            if game.game_over:
+                raise FormatError("the game is over")
+            move = parse_move(text, game.board, ld)
+            rack = game.rack(game.on_turn)
+            for t in move.rack_tiles():
+                if t not in rack:
+                    raise FormatError(f"illegal move {text!r}: the rack {ld.rack_str(game.rack(game.on_turn))} "
+                                      "does not hold it")
+                rack.remove(t)
+            if move.kind == "place":
+                why = play_error(game.board, session.lexicon.kwg, ld, move.row, move.col, move.vertical,
+                                 list(move.tiles))
+                if why:
+                    raise FormatError(f"illegal move {text!r}: {why}")
+            play_move(game, move)
+
+    def engine_move(self, session: Session, strategy: str) -> Move:
+        if strategy not in ("", "static"):
+            raise ValueError(f"unknown strategy {strategy!r} (available: static)")
+        game, lex = session.game, session.lexicon
+        with session.lock:
+            if game.game_over:
+                raise FormatError("the game is over")
+            p = game.on_turn
+            gen = self.engine.movegen(lex, lex.klv)
+            opp = game.rack(1 - p) if game.bag_size == 0 else None
+            gen.generate(game.board, game.rack(p), game.bag_size, opp, mode="best")
+            kind, row, col, vertical, tiles = gen.moves(1)[0][:5]
+            move = Move(kind, row, col, vertical, tuple(tiles))
+            play_move(game, move)
+            return move
