@@ -19,7 +19,6 @@ from .formats import (
     format_move,
     new_board,
     parse_move,
-    write_cgp,
 )
 from .lexicon import Lexicon
 
@@ -268,7 +267,3 @@ def _next_reveal(events: list, start: int, nicks: list[str], player: int) -> str
         elif ev.type == "end_rack_points" and who != player:
             return str(ev.exchanged)
     return None
-
-
-def position_cgp(pos: Position) -> str:
-    return write_cgp(pos)
