@@ -10,7 +10,7 @@ from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.game cimport Game
 from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE
-from engine_cy.cross_set cimport cross_set_lane
+from engine_cy.cross_set cimport cross_set_all
 from engine_cy.rng cimport splitmix64
 
 cdef enum:
@@ -48,14 +48,12 @@ cdef class AutoplayWorker:
 
     cdef void recompute_cross(self, int bot) noexcept nogil:
         """Cross-sets for the bot's own lexicon (only when the two bots use different lexica)."""
-        cdef int d, lane
-        cdef const unsigned int* nodes = self.kwg0.nodes if bot == 0 else self.kwg1.nodes
-        cdef unsigned int droot = self.kwg0.dawg_root if bot == 0 else self.kwg1.dawg_root
-        cdef unsigned int groot = self.kwg0.gaddag_root if bot == 0 else self.kwg1.gaddag_root
-        for d in range(2):
-            for lane in range(self.game.board.dim):
-                cross_set_lane(self.game.board, nodes, droot, groot, self.game.scores_tbl,
-                               self.game.all_letters, d, lane)
+        if bot == 0:
+            cross_set_all(self.game.board, self.kwg0.nodes, self.kwg0.dawg_root, self.kwg0.gaddag_root,
+                          self.game.scores_tbl, self.game.all_letters)
+        else:
+            cross_set_all(self.game.board, self.kwg1.nodes, self.kwg1.dawg_root, self.kwg1.gaddag_root,
+                          self.game.scores_tbl, self.game.all_letters)
 
     cdef int play_game_c(self, uint64_t seed, int first_bot) except -1 nogil:
         cdef int seat, bot, opp_value

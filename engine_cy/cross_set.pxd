@@ -8,3 +8,5 @@ cdef void cross_set_lane(Board b, const uint32_t* nodes, uint32_t dawg_root, uin
 cdef void cross_set_after_change(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
                                  const int32_t* scores, uint64_t all_letters, int d, int lane, int first,
                                  int last) noexcept nogil
+cdef void cross_set_all(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
+                        const int32_t* scores, uint64_t all_letters) noexcept nogil

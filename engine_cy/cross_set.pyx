@@ -95,17 +95,22 @@ def all_letters_mask(LetterDistribution ld):
     return ((<uint64_t> 1 << ld.size) - 1) & ~(<uint64_t> 1)
 
 
+cdef void cross_set_all(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
+                        const int32_t* scores, uint64_t all_letters) noexcept nogil:
+    cdef int d, lane
+    for d in range(2):
+        for lane in range(b.dim):
+            cross_set_lane(b, nodes, dawg_root, gaddag_root, scores, all_letters, d, lane)
+    b.cross_valid = True
+
+
 def compute_all(Board b, Kwg kwg, LetterDistribution ld):
     """Fill every square's cross-set and cross-score, both directions."""
     cdef uint64_t mask = all_letters_mask(ld)
-    cdef int d, lane
     if kwg.gaddag_root == 0:
         raise ValueError("cross-sets need a KWG with a GADDAG")
     with nogil:
-        for d in range(2):
-            for lane in range(b.dim):
-                cross_set_lane(b, kwg.nodes, kwg.dawg_root, kwg.gaddag_root, &ld.scores[0], mask, d, lane)
-    b.cross_valid = True
+        cross_set_all(b, kwg.nodes, kwg.dawg_root, kwg.gaddag_root, &ld.scores[0], mask)
 
 
 cdef void cross_set_after_change(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,

@@ -761,42 +761,28 @@ cdef class MoveGen:
 
         sort=False leaves 'all' and 'top' results unordered (cheaper when order is not needed).
         Returns the number of moves held; read them with moves()."""
-        cdef int ml
+        cdef int ml, record_mode, opp_value
+        cdef uint8_t counts[MAX_ALPHABET]
         if len(rack) > RACK_SIZE:
             raise ValueError(f"a rack holds at most {RACK_SIZE} tiles")
-        if not board.cross_valid:
-            _compute_cross_sets(board, self.kwg, self.ld)
-        self.board = board
-        self.dim = board.dim
-        memset(self.rack, 0, sizeof(self.rack))
+        memset(counts, 0, sizeof(counts))
         for t in rack:
             ml = t
             if ml < 0 or ml >= self.ld.size:
                 raise ValueError(f"rack tile {ml} is not in the alphabet")
-            self.rack[ml] += 1
-        self.rack_tiles = len(rack)
-        self.rack_bits = 0
-        for ml in range(1, self.ld.size):
-            if self.rack[ml] > 0:
-                self.rack_bits |= (<uint64_t> 1) << ml
-        self.bag_tiles = bag_tiles
-        self.opp_rack_value = -1 if opp_rack is None else sum(self.scores[t] for t in opp_rack)
-        if mode == "all":
-            self.record_mode = RECORD_ALL
-        elif mode == "best":
-            self.record_mode = RECORD_BEST
-        elif mode == "small":
-            self.record_mode = RECORD_SMALL
-        elif mode == "top":
-            if n <= 0:
-                raise ValueError("top mode needs n > 0")
-            self.record_mode = RECORD_TOP_N
-            self.top_n = n
-        else:
+            counts[ml] += 1
+        modes = {"all": RECORD_ALL, "best": RECORD_BEST, "small": RECORD_SMALL, "top": RECORD_TOP_N}
+        if mode not in modes:
             raise ValueError(f"unknown record mode {mode!r}")
-        self.do_sort = sort
+        if mode == "top" and n <= 0:
+            raise ValueError("top mode needs n > 0")
+        record_mode = modes[mode]
+        opp_value = -1 if opp_rack is None else sum(self.scores[t] for t in opp_rack)
+        if not board.cross_valid:
+            _compute_cross_sets(board, self.kwg, self.ld)
+        self.bind(board)
         with nogil:
-            self.generate_c()
+            self.gen_c(counts, bag_tiles, opp_value, record_mode, n, sort)
         return self.n_moves
 
     def packed_moves(self):
