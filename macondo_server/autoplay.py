@@ -14,6 +14,7 @@ from pathlib import Path
 from engine_cy.autoplay import AutoplayWorker, game_seed
 from engine_cy.klv import Klv
 
+from .engine import Engine
 from .formats import GcgEvent, GcgGame, Move, format_coord, format_move, new_board, write_gcg
 from .lexicon import Lexicon
 
@@ -67,6 +68,16 @@ class AutoplaySummary:
         }
 
 
+def bots_from_options(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
+                      leaves2: str | None) -> tuple[BotSpec, BotSpec]:
+    """The two bots of `macondo autoplay` / the Autoplay RPC: bot 2 defaults to bot 1's lexicon and leaves."""
+    lex1 = engine.lexicon(lexicon or None)
+    lex2 = engine.lexicon(lexicon2) if lexicon2 else lex1
+    klv1 = engine.leaves(leaves) if leaves else lex1.klv
+    klv2 = engine.leaves(leaves2) if leaves2 else (lex2.klv if lexicon2 else klv1)
+    return BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2")
+
+
 def summarize(records: list[GameRecord], seconds: float) -> AutoplaySummary:
     n = len(records)
     wins = [0, 0]
@@ -102,7 +113,7 @@ def summarize(records: list[GameRecord], seconds: float) -> AutoplaySummary:
     )
 
 
-def _history_to_gcg(worker_game, ld, names: tuple[str, str], first_bot: int, scores_by_seat_end) -> GcgGame:
+def _history_to_gcg(worker_game, ld, names: tuple[str, str], first_bot: int) -> GcgGame:
     """A finished game's move history as a GCG record (seat 0 moved first)."""
     seat_names = (names[first_bot], names[1 - first_bot])
     game = GcgGame(players=[(seat_names[0], seat_names[0]), (seat_names[1], seat_names[1])])
@@ -184,7 +195,7 @@ def run_autoplay(
             scores, bingos, turns, reason = w.play(tile_seed, first)
             rec = GameRecord(g, first, tuple(scores), tuple(bingos), turns, reason)
             if out_dir is not None:
-                gcg = _history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first, None)
+                gcg = _history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first)
                 gcg.pragmas.append(("lexicon", bot1.lexicon.name))
                 (out_dir / f"game-{g:05d}.gcg").write_text(write_gcg(gcg), encoding="utf-8")
             with lock:

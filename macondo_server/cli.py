@@ -190,17 +190,11 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 
 def cmd_autoplay(args: argparse.Namespace) -> int:
-    from .autoplay import BotSpec, run_autoplay
-
-    settings = Settings.load(args.data_dir)
-    reg = LexiconRegistry(settings)
+    from .autoplay import bots_from_options, run_autoplay
     from .engine import Engine
 
-    engine = Engine(settings)
-    lex1 = reg.get(args.lexicon or settings.default_lexicon)
-    lex2 = reg.get(args.lexicon2) if args.lexicon2 else lex1
-    klv1 = engine.leaves(args.leaves) if args.leaves else lex1.klv
-    klv2 = engine.leaves(args.leaves2) if args.leaves2 else (lex2.klv if args.lexicon2 else klv1)
+    bot1, bot2 = bots_from_options(Engine(Settings.load(args.data_dir)), args.lexicon, args.leaves, args.lexicon2,
+                                   args.leaves2)
     progress = None
     bar = None
     if not args.json and sys.stderr.isatty():
@@ -215,7 +209,7 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
 
     try:
         summary = run_autoplay(
-            BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2"), args.games, seed=args.seed,
+            bot1, bot2, args.games, seed=args.seed,
             threads=args.threads, pairs=args.pairs, gcg_dir=args.gcg_dir, progress=progress,
         )
     finally:

@@ -112,15 +112,7 @@ def commit(pos: Position, lex: Lexicon, move_text: str, tileorder: str | None = 
             rest.remove(t)
         game.set_rack(1, rest)
         game.set_bag_order(order)
-    rack = game.rack(game.on_turn)
-    for t in move.rack_tiles():
-        if t not in rack:
-            raise FormatError(f"illegal move {move_text!r}: the rack {ld.rack_str(game.rack(game.on_turn))} does not hold it")
-        rack.remove(t)
-    if move.kind == "place":
-        why = play_error(game.board, lex.kwg, ld, move.row, move.col, move.vertical, list(move.tiles))
-        if why:
-            raise FormatError(f"illegal move {move_text!r}: {why}")
+    check_legal(game, lex, move, move_text)
     score = play_move(game, move)
     return CommitResult(
         position=position_from_game(game, pos.ops),
@@ -129,6 +121,21 @@ def commit(pos: Position, lex: Lexicon, move_text: str, tileorder: str | None = 
         end_reason=game.end_reason_name,
         bag=game.bag_list()[::-1],
     )
+
+
+def check_legal(game: Game, lex: Lexicon, move: Move, text: str) -> None:
+    """Refuse a move the player on turn cannot make: tiles not on the rack, a placement that misses the
+    centre or the tiles on the board, or one that forms a word outside the lexicon."""
+    ld = lex.ld
+    rack = game.rack(game.on_turn)
+    for t in move.rack_tiles():
+        if t not in rack:
+            raise FormatError(f"illegal move {text!r}: the rack {ld.rack_str(game.rack(game.on_turn))} does not hold it")
+        rack.remove(t)
+    if move.kind == "place":
+        why = play_error(game.board, lex.kwg, ld, move.row, move.col, move.vertical, list(move.tiles))
+        if why:
+            raise FormatError(f"illegal move {text!r}: {why}")
 
 
 def play_move(game: Game, move: Move) -> int:

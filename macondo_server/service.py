@@ -14,7 +14,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from . import __version__
-from .autoplay import BotSpec, GameRecord, run_autoplay, summarize
+from .autoplay import GameRecord, bots_from_options, run_autoplay, summarize
 from .config import Settings
 from .convert import autoplay_to_pb, game_to_pb, move_to_pb, plain_move_to_pb
 from .engine import Engine
@@ -126,13 +126,10 @@ class EngineServicer(pb_grpc.EngineServicer):
             threads = request.threads or (os.cpu_count() or 1)
             if not 0 < threads <= 256:
                 raise ValueError(f"threads must be 1 to 256, got {request.threads}")
-            reg = self.engine.registry
-            lex1 = reg.get(request.lexicon or None)
-            lex2 = reg.get(request.lexicon2) if request.lexicon2 else lex1
-            klv1 = self.engine.leaves(request.leaves) if request.leaves else lex1.klv
-            klv2 = self.engine.leaves(request.leaves2) if request.leaves2 else (lex2.klv if request.lexicon2 else klv1)
+            bot1, bot2 = bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
+                                           request.leaves2)
             job = self.jobs.start("autoplay")
-            return games, threads, BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2"), job
+            return games, threads, bot1, bot2, job
 
         games, threads, bot1, bot2, job = self._guard(context, setup)
         context.add_callback(job.stop.set)  # client cancellation stops the engine promptly

@@ -7,11 +7,10 @@ import uuid
 from dataclasses import dataclass, field
 
 from engine_cy.game import Game
-from engine_cy.movegen import play_error
 
 from .engine import Engine
 from .formats import FormatError, Move, new_board, parse_move
-from .gamestate import play_move
+from .gamestate import check_legal, play_move
 from .lexicon import Lexicon
 
 MAX_SESSIONS = 1000
@@ -77,17 +76,7 @@ class SessionStore:
             if game.game_over:
                 raise FormatError("the game is over")
             move = parse_move(text, game.board, ld)
-            rack = game.rack(game.on_turn)
-            for t in move.rack_tiles():
-                if t not in rack:
-                    raise FormatError(f"illegal move {text!r}: the rack {ld.rack_str(game.rack(game.on_turn))} "
-                                      "does not hold it")
-                rack.remove(t)
-            if move.kind == "place":
-                why = play_error(game.board, session.lexicon.kwg, ld, move.row, move.col, move.vertical,
-                                 list(move.tiles))
-                if why:
-                    raise FormatError(f"illegal move {text!r}: {why}")
+            check_legal(game, session.lexicon, move, text)
             play_move(game, move)
 
     def engine_move(self, session: Session, strategy: str) -> Move:
