@@ -63,3 +63,4 @@ cdef class Game:
     cdef void reset_c(self, uint64_t seed) noexcept nogil
     cdef void rack_add(self, int p, ml_t ml, int delta) noexcept nogil
     cdef void set_zeros(self, int z) noexcept nogil
+    cpdef Game clone(self)

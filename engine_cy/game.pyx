@@ -314,6 +314,44 @@ cdef class Game:
         rng_seed(&self.rng, seed)
         self.hash = self.compute_hash()
 
+    cpdef Game clone(self):
+        """An independent copy of the current state (own board, racks, bag, RNG; empty history)."""
+        cdef Game g = Game.__new__(Game)
+        g.kwg = self.kwg
+        g.ld = self.ld
+        g.board = self.board.copy()
+        g.board.cross_valid = self.board.cross_valid
+        memcpy(g.scores_tbl, self.scores_tbl, sizeof(self.scores_tbl))
+        g.all_letters = self.all_letters
+        memcpy(g.racks, self.racks, sizeof(self.racks))
+        g.rack_n[0] = self.rack_n[0]
+        g.rack_n[1] = self.rack_n[1]
+        memcpy(g.bag, self.bag, sizeof(self.bag))
+        g.bag_n = self.bag_n
+        g.fixed_order = self.fixed_order
+        g.score[0] = self.score[0]
+        g.score[1] = self.score[1]
+        g.on_turn = self.on_turn
+        g.zeros = self.zeros
+        g.max_zeros = self.max_zeros
+        g.over = self.over
+        g.end_reason = self.end_reason
+        g.bingo_bonus = self.bingo_bonus
+        g.rng = self.rng
+        g.hash = self.hash
+        g.undo_cap = 64
+        g.undo_n = 0
+        g.undo_stack = <Undo*> malloc(g.undo_cap * sizeof(Undo))
+        if g.undo_stack == NULL:
+            raise MemoryError()
+        return g
+
+    def solver_mode(self):
+        """Switch to the solvers' rules (reference section 8): two scoreless turns end the game, and the
+        current count becomes 1 if it was within one of the real limit, else 0."""
+        self.set_zeros(1 if self.zeros + 1 >= self.max_zeros else 0)
+        self.max_zeros = 2
+
     # ------------------------------------------------------------ Python API
 
     def reseed(self, uint64_t seed):
@@ -380,6 +418,11 @@ cdef class Game:
 
     def set_random_order(self):
         self.fixed_order = False
+
+    def discard_bag(self):
+        """Take every bag tile out of the game (analysis set-ups such as short-rack endgames; the tile
+        census then falls short of the distribution by these tiles)."""
+        self.bag_n = 0
 
     def fill_rack(self, int player):
         """Draw until the rack holds 7 tiles or the bag is empty."""

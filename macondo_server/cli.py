@@ -227,6 +227,51 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _engine(args: argparse.Namespace):
+    from .engine import Engine
+
+    return Engine(Settings.load(args.data_dir))
+
+
+def cmd_endgame(args: argparse.Namespace) -> int:
+    from .endgame import EndgameJob, EndgameOptions
+
+    pos = parse_cgp(args.cgp)
+    opts = EndgameOptions(plies=args.plies, max_time=args.max_time, threads=args.threads, first_win=args.first_win,
+                          heuristics=not args.no_heuristics, tt_megabytes=args.tt_mb, lexicon=args.lexicon)
+    job = EndgameJob(_engine(args), pos, opts)
+    live = not args.json and sys.stderr.isatty()
+
+    def progress(r) -> None:
+        if live:
+            line = " ".join(m.text for m in r.line[:6])
+            print(f"depth {r.depth}: value {r.value:+d}  {line}  ({r.nodes} nodes, {r.seconds:.2f} s)",
+                  file=sys.stderr)
+
+    try:
+        res = job.run(progress)
+    except KeyboardInterrupt:
+        job.stop()
+        raise
+    if args.json:
+        print(json.dumps(res.to_json()))
+        return 0
+    if res.first_win:
+        print("Win found!" if res.final_spread > 0 else
+              ("Draw found." if res.final_spread == 0 else "Win was not found."))
+    else:
+        print(f"Best sequence has a spread difference (value) of {res.value:+d}")
+    print(f"Final spread after seq: {res.final_spread:+d}")
+    if res.best_move:
+        print(f"Best move: {res.best_move.table.strip()}")
+    print("Best sequence:")
+    for i, m in enumerate(res.line, 1):
+        print(f"{i}) {'~' if m.estimated else ''}{m.table.strip()} ({m.score})")
+    note = "" if res.complete else f" (stopped; deepest completed depth {res.depth} of {args.plies})"
+    print(f"depth {res.depth}, {res.nodes} nodes in {res.seconds:.2f} s{note}")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .server import serve
 
@@ -242,6 +287,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if v <= 0:
         raise argparse.ArgumentTypeError(f"must be positive: {v}")
+    return v
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number: {text}")
     return v
 
 
@@ -319,6 +374,20 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--gcg-dir", help="write every game as GCG here")
     ap.add_argument("--json", action="store_true")
     ap.set_defaults(func=cmd_autoplay)
+
+    eg = sub.add_parser("endgame", help="solve an endgame (empty bag) exactly")
+    eg.add_argument("cgp")
+    eg.add_argument("--plies", type=_positive_int, default=4, help="search depth (default 4)")
+    eg.add_argument("--max-time", type=_non_negative_float, default=0.0,
+                    help="seconds; returns the deepest completed depth (default: no limit)")
+    eg.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
+    eg.add_argument("--first-win", action="store_true", help="only establish win / draw / loss")
+    eg.add_argument("--no-heuristics", action="store_true",
+                    help="score the horizon by the spread instead of a greedy playout")
+    eg.add_argument("--tt-mb", type=_positive_int, default=256, help="transposition table size in MB")
+    eg.add_argument("--lexicon")
+    eg.add_argument("--json", action="store_true")
+    eg.set_defaults(func=cmd_endgame)
 
     sv = sub.add_parser("serve", help="run the gRPC engine server")
     sv.add_argument("--host", default="127.0.0.1")

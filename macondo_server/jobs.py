@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 
@@ -61,3 +63,27 @@ class JobRegistry:
     def running(self) -> int:
         with self._lock:
             return len(self._jobs)
+
+
+@contextmanager
+def watch_stop(event: threading.Event | None, on_stop: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, call on_stop() as soon as `event` is set (the engine's stop flag lives in C,
+    so a small watcher thread forwards the request)."""
+    if event is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if event.wait(0.02):
+                on_stop()
+                return
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        done.set()
+        t.join()

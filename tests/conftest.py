@@ -39,11 +39,21 @@ def load_cases(kind: str) -> list[dict]:
     return out
 
 
+def shared_settings() -> Settings:
+    dirs = [LEXICA] if LEXICA.is_dir() else []
+    return Settings.load(os.pathsep.join(str(d) for d in dirs) or None)
+
+
 @pytest.fixture(scope="session")
 def registry() -> LexiconRegistry:
-    dirs = [LEXICA] if LEXICA.is_dir() else []
-    settings = Settings.load(os.pathsep.join(str(d) for d in dirs) or None)
-    return LexiconRegistry(settings)
+    return LexiconRegistry(shared_settings())
+
+
+@pytest.fixture(scope="session")
+def engine():
+    from macondo_server.engine import Engine
+
+    return Engine(shared_settings())
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,0 +1,57 @@
+from libc.stdint cimport uint8_t, int32_t, uint64_t
+from engine_cy.game cimport Game
+from engine_cy.movegen cimport MoveGen
+
+cdef enum:
+    EG_MAX_PLY = 64
+    EG_INF = 1000000          # beyond any spread; also the "aborted" sentinel's magnitude
+
+cdef struct TTEntry:
+    uint64_t check            # key ^ move ^ data: a torn (racing) write fails verification
+    uint64_t move             # packed best move (movegen.pack_move), 0 = none
+    uint64_t data             # score - mover's spread (int32, low bits) | depth << 32 | flag << 40
+
+cdef struct ArenaMove:
+    uint64_t move
+    int32_t score
+    int32_t est
+
+cimport cython
+
+@cython.final
+cdef class TranspositionTable:
+    cdef TTEntry* entries
+    cdef uint64_t mask
+    cdef readonly uint64_t n_entries
+    cdef bint probe(self, uint64_t key, int* score, int* depth, int* flag, uint64_t* move) noexcept nogil
+    cdef void store(self, uint64_t key, int score, int depth, int flag, uint64_t move) noexcept nogil
+
+@cython.final
+cdef class EndgameWorker:
+    cdef Game g
+    cdef MoveGen mg
+    cdef TranspositionTable tt
+    cdef ArenaMove* arena
+    cdef int acap
+    cdef int atop
+    cdef uint64_t pv[EG_MAX_PLY][EG_MAX_PLY]
+    cdef int32_t pv_score[EG_MAX_PLY][EG_MAX_PLY]
+    cdef int pv_len[EG_MAX_PLY]
+    cdef public long long nodes
+    cdef int* stop_flag       # shared with the other threads of a solve (owned by the caller)
+    cdef int own_stop
+    cdef double deadline      # monotonic seconds; 0 = none
+    cdef bint aborted
+    cdef bint no_abort        # depth 1 always completes
+    cdef public int helper_id # Lazy SMP helpers vary their move ordering
+    cdef public bint use_tt     # off only to test the table against plain search
+    cdef public bint heuristics  # leaves not at the end of the game are scored by a greedy playout
+    cdef int solver_player
+
+    cdef void attach(self, Game g)
+    cdef int negamax(self, int depth, int ply, int alpha, int beta, bint pv) noexcept nogil
+    cdef int search_c(self, int plies, int alpha, int beta) noexcept nogil
+    cdef int id_search_c(self, int plies, int alpha, int beta) noexcept nogil
+    cdef bint grow_arena(self, int need) noexcept nogil
+    cdef int stuck_value(self, int player) noexcept nogil
+    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n) noexcept nogil

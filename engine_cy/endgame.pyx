@@ -1,0 +1,614 @@
+# Exact endgame solver: negamax alpha-beta with principal-variation search, iterative deepening, a shared
+# lockless transposition table (entries independent of the spread) and Lazy SMP threads.
+#
+# Values inside the search are the final spread from the point of view of the player to move (own score
+# minus opponent score, end-of-game adjustments included). The reported value is the change in spread.
+# A worker searches in place on a Game (in solver mode: two scoreless turns end the game); it is reusable
+# for many positions without allocation once its move arena has grown.
+cimport cython
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.string cimport memset, memcpy
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE, MAX_BOARD_DIM
+from engine_cy.game cimport Game
+from engine_cy.kwg cimport Kwg
+from engine_cy.alphabet cimport LetterDistribution
+from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
+                                pack_move, unpack_move)
+
+cdef enum:
+    TT_EXACT = 1
+    TT_LOWER = 2
+    TT_UPPER = 3
+    EST_GOES_OUT = 2048
+    EST_TT_MOVE = 4096
+    EST_PASS_BACK = 8192
+    LAZY_PICKS = 4            # select the best remaining move this many times, then sort the rest
+
+
+cdef inline double now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+def monotonic():
+    return now()
+
+
+cdef inline int packed_kind(uint64_t mv) noexcept nogil:
+    return (mv >> 11) & 3
+
+
+cdef inline int packed_tiles(uint64_t mv) noexcept nogil:
+    cdef int n = 0, slot
+    for slot in range(RACK_SIZE):
+        if (mv >> (13 + 7 * slot)) & 0x7F:
+            n += 1
+        else:
+            break
+    return n
+
+
+cdef int _arena_cmp(const void* a, const void* b) noexcept nogil:
+    cdef int ea = (<const ArenaMove*> a).est
+    cdef int eb = (<const ArenaMove*> b).est
+    return (eb > ea) - (eb < ea)
+
+
+@cython.final
+cdef class TranspositionTable:
+    """A power-of-two table of 24-byte entries shared by every thread (no locks: each entry verifies
+    itself, so a torn write is a miss)."""
+
+    def __cinit__(self):
+        self.entries = NULL
+
+    def __init__(self, int megabytes=256):
+        cdef uint64_t n = 1
+        if megabytes < 1:
+            raise ValueError("the transposition table needs at least 1 MB")
+        while n * 2 * sizeof(TTEntry) <= <uint64_t> megabytes * 1024 * 1024:
+            n *= 2
+        self.entries = <TTEntry*> calloc(n, sizeof(TTEntry))
+        if self.entries == NULL:
+            raise MemoryError(f"cannot allocate a {megabytes} MB transposition table")
+        self.n_entries = n
+        self.mask = n - 1
+
+    def __dealloc__(self):
+        free(self.entries)
+
+    def clear(self):
+        memset(self.entries, 0, self.n_entries * sizeof(TTEntry))
+
+    @property
+    def megabytes(self):
+        return self.n_entries * sizeof(TTEntry) / (1024.0 * 1024.0)
+
+    cdef bint probe(self, uint64_t key, int* score, int* depth, int* flag, uint64_t* move) noexcept nogil:
+        cdef TTEntry* e = &self.entries[key & self.mask]
+        cdef uint64_t check = e.check
+        cdef uint64_t mv = e.move
+        cdef uint64_t data = e.data
+        if data == 0 or ((check ^ mv) ^ data) != key:
+            return False
+        score[0] = <int32_t> <uint32_t> data
+        depth[0] = <int> ((data >> 32) & 0xFF)
+        flag[0] = <int> ((data >> 40) & 0xFF)
+        move[0] = mv
+        return True
+
+    cdef void store(self, uint64_t key, int score, int depth, int flag, uint64_t move) noexcept nogil:
+        cdef TTEntry* e = &self.entries[key & self.mask]
+        cdef uint64_t data = (<uint64_t> <uint32_t> score) | (<uint64_t> depth << 32) | (<uint64_t> flag << 40)
+        cdef uint64_t old_data = e.data
+        # keep a deeper entry of the same position unless the new one is exact
+        if old_data != 0 and (e.check ^ e.move ^ old_data) == key and flag != TT_EXACT and \
+                <int> ((old_data >> 32) & 0xFF) > depth:
+            return
+        e.check = key ^ move ^ data
+        e.move = move
+        e.data = data
+
+
+@cython.final
+cdef class EndgameWorker:
+    """One thread's search state. attach() a Game whose bag is empty (or, for the pre-endgame solver,
+    whose remaining draws are fixed) and call the search entry points."""
+
+    def __cinit__(self):
+        self.arena = NULL
+        self.acap = 0
+
+    def __init__(self, Kwg kwg, LetterDistribution ld, TranspositionTable tt, int bingo_bonus=50):
+        self.mg = MoveGen(kwg, ld, None, bingo_bonus)
+        self.tt = tt
+        self.acap = 1 << 14
+        self.arena = <ArenaMove*> malloc(self.acap * sizeof(ArenaMove))
+        if self.arena == NULL:
+            raise MemoryError()
+        self.atop = 0
+        self.own_stop = 0
+        self.stop_flag = &self.own_stop
+        self.deadline = 0
+        self.helper_id = 0
+        self.heuristics = False
+        self.use_tt = True
+
+    def __dealloc__(self):
+        free(self.arena)
+
+    cdef void attach(self, Game g):
+        self.g = g
+        self.mg.bind(g.board)
+
+    def bind_game(self, Game g):
+        if g.kwg is not self.mg.kwg:
+            raise ValueError("the game and the solver use different lexica")
+        self.attach(g)
+
+    cdef bint grow_arena(self, int need) noexcept nogil:
+        cdef int cap = self.acap
+        cdef ArenaMove* a
+        while cap < need:
+            cap *= 2
+        a = <ArenaMove*> realloc(self.arena, cap * sizeof(ArenaMove))
+        if a == NULL:
+            return False
+        self.arena = a
+        self.acap = cap
+        return True
+
+    # ------------------------------------------------------------ leaf heuristic
+
+    cdef int stuck_value(self, int player) noexcept nogil:
+        """Face value of the player's tiles that no legal placement on the board can use."""
+        cdef uint64_t used = 0, mv, code
+        cdef int i, slot, ml, v = 0
+        self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_SMALL, 0, False)
+        for i in range(self.mg.n_moves):
+            mv = self.mg.small_buf[i]
+            if packed_kind(mv) != MOVE_PLACE:
+                continue
+            for slot in range(RACK_SIZE):
+                code = (mv >> (13 + 7 * slot)) & 0x7F
+                if code == 0:
+                    break
+                used |= (<uint64_t> 1) << (0 if (code & 0x40) else (code & 0x3F))
+        for ml in range(1, self.g.ld.size):
+            if self.g.racks[player][ml] and not (used >> ml) & 1:
+                v += self.g.racks[player][ml] * self.g.scores_tbl[ml]
+        return v
+
+    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n) noexcept nogil:
+        """Greedy playout (reference section 13): each side plays its highest-scoring move; while the solving
+        side's opponent holds stuck tiles, the solving side prefers plays that keep tiles (score minus
+        f * (7 * tiles + 2 * face value), f = stuck share of the opponent's rack), for at most 25 moves.
+        Returns the final spread for the player on turn at the leaf."""
+        cdef int leaf_p = self.g.on_turn
+        cdef int solver = self.solver_player
+        cdef int opp_total = self.g.rack_value(1 - solver)
+        cdef int stuck = self.stuck_value(1 - solver) if opp_total > 0 else 0
+        cdef int k = 0, i, n, best_i, mover, slot, face, spread
+        cdef int64_t val, best
+        cdef uint64_t mv, code
+        cdef Move m
+        while not self.g.over and k < 25:
+            mover = self.g.on_turn
+            self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_SMALL, 0, False)
+            n = self.mg.n_moves
+            best_i = -1
+            best = 0
+            for i in range(n):
+                mv = self.mg.small_buf[i]
+                if mover == solver and stuck > 0:
+                    if packed_kind(mv) == MOVE_PASS:
+                        val = -(<int64_t> stuck) * (self.g.rack_value(0) + self.g.rack_value(1))
+                    else:
+                        face = 0
+                        for slot in range(RACK_SIZE):
+                            code = (mv >> (13 + 7 * slot)) & 0x7F
+                            if code == 0:
+                                break
+                            if not (code & 0x40):
+                                face += self.g.scores_tbl[code & 0x3F]
+                        val = (<int64_t> self.mg.small_score[i]) * opp_total - \
+                            (<int64_t> stuck) * (7 * packed_tiles(mv) + 2 * face)
+                else:
+                    val = self.mg.small_score[i]
+                if best_i < 0 or val > best:
+                    best = val
+                    best_i = i
+            unpack_move(self.mg.small_buf[best_i], self.g.board, &m)
+            m.score = self.mg.small_score[best_i]
+            if rec_moves != NULL:
+                rec_moves[k] = self.mg.small_buf[best_i]
+                rec_scores[k] = m.score
+                rec_n[0] = k + 1
+            self.g.play_c(&m)
+            k += 1
+        spread = self.g.score[leaf_p] - self.g.score[1 - leaf_p]
+        if not self.g.over:
+            spread += 2 * self.g.rack_value(1 - leaf_p) - 2 * self.g.rack_value(leaf_p)
+        for i in range(k):
+            self.g.undo_c()
+        return spread
+
+    # ------------------------------------------------------------ search
+
+    cdef int negamax(self, int depth, int ply, int alpha, int beta, bint pv) noexcept nogil:
+        cdef int p = self.g.on_turn
+        cdef int spread = self.g.score[p] - self.g.score[1 - p]
+        cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, best, i, j, n, base, k, flag
+        cdef int own_val, opp_val, rack_n, nt, est, kind, alpha_in
+        cdef uint64_t tt_move = 0, best_move = 0, mv
+        cdef ArenaMove tmp
+        cdef ArenaMove* a
+        cdef Move m
+        cdef bint sorted_rest = False
+        self.pv_len[ply] = 0
+        self.nodes += 1
+        if self.g.over:
+            return spread
+        if depth <= 0:
+            if not self.heuristics:
+                return spread
+            if self.use_tt and self.tt.probe(self.g.hash, &tt_score, &tt_depth, &tt_flag, &tt_move):
+                if tt_flag == TT_EXACT:
+                    return tt_score + spread
+                v = self.playout(NULL, NULL, NULL)
+                return v
+            v = self.playout(NULL, NULL, NULL)
+            if self.use_tt:
+                self.tt.store(self.g.hash, v - spread, 0, TT_EXACT, 0)
+            return v
+        if not self.no_abort:
+            if self.stop_flag[0]:
+                self.aborted = True
+                return 0
+            if self.deadline > 0 and (self.nodes & 1023) == 0 and now() >= self.deadline:
+                self.stop_flag[0] = 1
+                self.aborted = True
+                return 0
+        if self.use_tt and self.tt.probe(self.g.hash, &tt_score, &tt_depth, &tt_flag, &tt_move):
+            if tt_depth >= depth and not pv:
+                v = tt_score + spread
+                if tt_flag == TT_EXACT:
+                    return v
+                if tt_flag == TT_LOWER:
+                    if v > alpha:
+                        alpha = v
+                elif v < beta:
+                    beta = v
+                if alpha >= beta:
+                    return v
+        own_val = self.g.rack_value(p)
+        opp_val = self.g.rack_value(1 - p)
+        rack_n = self.g.rack_n[p]
+        self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
+        n = self.mg.n_moves
+        base = self.atop
+        if base + n > self.acap and not self.grow_arena(base + n):
+            self.aborted = True
+            self.stop_flag[0] = 1
+            return 0
+        best = -EG_INF
+        if depth == 1 and not self.heuristics:
+            # the children are leaves: their values follow from the move alone, nothing is played
+            for i in range(n):
+                mv = self.mg.small_buf[i]
+                kind = packed_kind(mv)
+                if kind == MOVE_PASS:
+                    if self.g.zeros + 1 >= self.g.max_zeros:
+                        v = spread - own_val + opp_val
+                    else:
+                        v = spread
+                else:
+                    v = spread + self.mg.small_score[i]
+                    if packed_tiles(mv) == rack_n:
+                        v += 2 * opp_val
+                if v > best:
+                    best = v
+                    best_move = mv
+                    self.pv[ply][0] = mv
+                    self.pv_score[ply][0] = self.mg.small_score[i]
+                    self.pv_len[ply] = 1
+            if self.use_tt:
+                self.tt.store(self.g.hash, best - spread, 1, TT_EXACT, best_move)
+            return best
+        a = &self.arena[base]
+        for i in range(n):
+            mv = self.mg.small_buf[i]
+            a[i].move = mv
+            a[i].score = self.mg.small_score[i]
+            kind = packed_kind(mv)
+            if kind == MOVE_PASS:
+                est = EST_PASS_BACK if self.g.zeros + 1 >= self.g.max_zeros else 0
+            else:
+                nt = packed_tiles(mv)
+                est = a[i].score
+                if nt == rack_n:
+                    est += 2 * opp_val + EST_GOES_OUT
+                elif depth > 2:
+                    est += (3 if self.helper_id & 1 else -5) * nt
+            if mv == tt_move:
+                est += EST_TT_MOVE
+            a[i].est = est
+        self.atop = base + n
+        alpha_in = alpha
+        for i in range(n):
+            a = &self.arena[base]   # the arena may move while children grow it
+            if i < LAZY_PICKS:
+                k = i
+                for j in range(i + 1, n):
+                    if a[j].est > a[k].est:
+                        k = j
+                if k != i:
+                    tmp = a[i]
+                    a[i] = a[k]
+                    a[k] = tmp
+            elif not sorted_rest:
+                qsort(&a[i], n - i, sizeof(ArenaMove), _arena_cmp)
+                sorted_rest = True
+            mv = a[i].move
+            unpack_move(mv, self.g.board, &m)
+            m.score = a[i].score
+            self.g.play_c(&m)
+            if i == 0:
+                v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
+            else:
+                v = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha, False)
+                if not self.aborted and alpha < v < beta:
+                    v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
+            self.g.undo_c()
+            if self.aborted:
+                self.atop = base
+                return 0
+            if v > best:
+                best = v
+                best_move = mv
+                if v > alpha:
+                    alpha = v
+                    self.pv[ply][0] = mv
+                    self.pv_score[ply][0] = self.arena[base + i].score
+                    for k in range(self.pv_len[ply + 1]):
+                        self.pv[ply][k + 1] = self.pv[ply + 1][k]
+                        self.pv_score[ply][k + 1] = self.pv_score[ply + 1][k]
+                    self.pv_len[ply] = self.pv_len[ply + 1] + 1
+            if alpha >= beta:
+                break
+        self.atop = base
+        if not self.use_tt:
+            return best
+        if best <= alpha_in:
+            flag = TT_UPPER
+        elif best >= beta:
+            flag = TT_LOWER
+        else:
+            flag = TT_EXACT
+        self.tt.store(self.g.hash, best - spread, depth, flag, best_move)
+        return best
+
+    cdef int search_c(self, int plies, int alpha, int beta) noexcept nogil:
+        """One search of the attached game to `plies` (the root is a PV node). The result is meaningless
+        when self.aborted is set."""
+        self.aborted = False
+        self.atop = 0
+        self.solver_player = self.g.on_turn
+        if plies > EG_MAX_PLY - 1:
+            plies = EG_MAX_PLY - 1
+        return self.negamax(plies, 0, alpha, beta, True)
+
+    cdef int id_search_c(self, int plies, int alpha, int beta) noexcept nogil:
+        """Iterative deepening 1..plies; returns the deepest completed value (depth 1 always completes)."""
+        cdef int d, v = 0, r
+        for d in range(1, plies + 1):
+            self.no_abort = d == 1
+            r = self.search_c(d, alpha, beta)
+            self.no_abort = False
+            if self.aborted:
+                break
+            v = r
+        return v
+
+    # ------------------------------------------------------------ Python API
+
+    def search(self, int plies, int alpha=-EG_INF, int beta=EG_INF, bint iterative=True):
+        """Search the bound game; returns the final spread for the player to move (None when stopped
+        before depth 1 completed, which cannot happen: depth 1 always completes)."""
+        cdef int v
+        if self.g is None:
+            raise ValueError("no game is bound")
+        with nogil:
+            if iterative:
+                v = self.id_search_c(plies, alpha, beta)
+            else:
+                self.no_abort = False
+                v = self.search_c(plies, alpha, beta)
+        return v
+
+    def principal_variation(self):
+        """(packed move, score) pairs of the last completed root search."""
+        return [(self.pv[0][i], self.pv_score[0][i]) for i in range(self.pv_len[0])]
+
+    def set_deadline(self, double deadline):
+        self.deadline = deadline
+
+    def request_stop(self):
+        self.stop_flag[0] = 1
+
+    def clear_stop(self):
+        self.stop_flag[0] = 0
+
+
+    def playout_line(self, Game game):
+        """The greedy playout's moves from `game` (as scored at the search's leaves, with the solving side
+        being the player on turn at the root of the solve): [(packed, score)]."""
+        cdef uint64_t mvs[32]
+        cdef int32_t scs[32]
+        cdef int n = 0
+        self.attach(game)
+        self.playout(mvs, scs, &n)
+        return [(mvs[i], scs[i]) for i in range(n)]
+
+
+def decode_line(Game game, line):
+    """Replay a principal variation on a copy of `game`: a list of (kind, row, col, vertical, tiles, score)
+    with kind 'place' / 'exchange' / 'pass' and tiles per square (0 = played-through)."""
+    cdef Game g = game.clone()
+    cdef Move m
+    kinds = ("place", "exchange", "pass")
+    out = []
+    for packed, score in line:
+        if g.over:
+            break
+        if unpack_move(<uint64_t> packed, g.board, &m) != 0 and packed_kind(packed) == MOVE_PLACE:
+            raise ValueError("the line does not fit the board")
+        m.score = score
+        out.append((kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[i] for i in range(m.length)),
+                    score))
+        g.play_c(&m)
+    return out
+
+
+@cython.final
+cdef class EndgameSolver:
+    """Iterative deepening over a shared table with Lazy SMP helper threads. Reusable across positions."""
+    cdef readonly TranspositionTable tt
+    cdef list workers
+    cdef int stop_flag
+    cdef Kwg kwg
+    cdef LetterDistribution ld
+    cdef int bingo_bonus
+
+    def __init__(self, Kwg kwg, LetterDistribution ld, int tt_megabytes=256, int bingo_bonus=50):
+        self.kwg = kwg
+        self.ld = ld
+        self.bingo_bonus = bingo_bonus
+        self.tt = TranspositionTable(tt_megabytes)
+        self.workers = []
+        self.stop_flag = 0
+
+    cdef EndgameWorker worker(self, int i):
+        cdef EndgameWorker w
+        while len(self.workers) <= i:
+            w = EndgameWorker(self.kwg, self.ld, self.tt, self.bingo_bonus)
+            w.stop_flag = &self.stop_flag
+            w.helper_id = len(self.workers)
+            self.workers.append(w)
+        return self.workers[i]
+
+    def stop(self):
+        """Stop the running solve; it returns the deepest completed result."""
+        self.stop_flag = 1
+
+    @property
+    def nodes(self):
+        return sum((<EndgameWorker> w).nodes for w in self.workers)
+
+    def solve(self, Game game, int plies, double max_time=0, int threads=1, bint first_win=False,
+              bint heuristics=True, bint use_tt=True, progress=None):
+        """Solve `game` (bag empty) to `plies`. Returns a dict: value (spread change for the player to
+        move), final_spread, line [(packed, score)], depth (deepest completed), nodes, seconds, complete
+        (every requested ply searched), stopped.
+
+        progress(dict) is called after each completed depth with the same keys."""
+        import threading
+        cdef EndgameWorker main, w
+        cdef int d, r, start_spread, alpha, beta, i
+        cdef double t0 = now()
+        cdef Game root
+        if plies < 1 or plies > EG_MAX_PLY - 1:
+            raise ValueError(f"plies must be 1 to {EG_MAX_PLY - 1}")
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        if game.bag_size != 0:
+            raise ValueError(f"the bag is not empty ({game.bag_size} tiles): the endgame solver needs an empty bag")
+        if game.kwg is not self.kwg:
+            raise ValueError("the game and the solver use different lexica")
+        root = game.clone()
+        root.solver_mode()
+        p = root.on_turn
+        sc = root.scores
+        start_spread = sc[p] - sc[1 - p]
+        self.stop_flag = 0
+        deadline = t0 + max_time if max_time > 0 else 0
+        for i in range(threads):
+            w = self.worker(i)
+            w.nodes = 0
+            w.deadline = deadline
+            w.heuristics = heuristics
+            w.use_tt = use_tt
+            w.attach(root if i == 0 else root.clone())
+        main = self.workers[0]
+        alpha = -1 if first_win else -EG_INF
+        beta = 1 if first_win else EG_INF
+        result = {"value": 0, "final_spread": start_spread, "line": [], "depth": 0, "nodes": 0,
+                  "seconds": 0.0, "complete": False, "stopped": False}
+        if root.game_over:
+            result.update(complete=True, seconds=now() - t0)
+            return result
+
+        helpers = []
+        for i in range(1, threads):
+            helpers.append(threading.Thread(target=_helper_run, args=(self.workers[i], plies, alpha, beta,
+                                                                        i), daemon=True))
+        for h in helpers:
+            h.start()
+        try:
+            for d in range(1, plies + 1):
+                main.no_abort = d == 1
+                with nogil:
+                    r = main.search_c(d, alpha, beta)
+                main.no_abort = False
+                if main.aborted:
+                    break
+                result.update(value=r - start_spread, final_spread=r, line=main.principal_variation(), depth=d,
+                              nodes=self.nodes, seconds=now() - t0)
+                if progress is not None:
+                    progress(dict(result))
+                if first_win and r != 0:
+                    pass  # a decided sign at a shallower depth may still flip deeper: keep going
+        finally:
+            self.stop_flag = 1
+            for h in helpers:
+                h.join()
+        result["estimated"] = []
+        if heuristics and result["line"]:
+            # moves past the horizon: the greedy playout that scored the principal leaf
+            end = root.clone()
+            for packed, score in result["line"]:
+                _play_packed(end, packed, score)
+            if not end.game_over:
+                main.solver_player = root.on_turn
+                result["estimated"] = main.playout_line(end)
+            main.attach(root)
+        result["complete"] = result["depth"] == plies
+        result["stopped"] = not result["complete"]
+        result["nodes"] = self.nodes
+        result["seconds"] = now() - t0
+        return result
+
+
+cdef _play_packed(Game g, uint64_t packed, int score):
+    cdef Move m
+    unpack_move(packed, g.board, &m)
+    m.score = score
+    g.play_c(&m)
+
+
+def _helper_run(EndgameWorker w, int plies, int alpha, int beta, int helper):
+    cdef int d, start
+    # odd helpers run one ply ahead of the main thread so they fill the table where it is going next
+    with nogil:
+        start = 1 + (helper & 1)
+        d = start
+        while d <= plies and w.stop_flag[0] == 0:
+            w.no_abort = False
+            w.search_c(d, alpha, beta)
+            if w.aborted:
+                break
+            d += 1

@@ -1,0 +1,169 @@
+"""Endgame solver: the shared cases, and agreement with plain minimax on generated short-rack endgames."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from conftest import load_cases, needs_cases
+
+from engine_cy.endgame import EndgameSolver
+from engine_cy.game import Game
+from engine_cy.movegen import MoveGen
+from macondo_server.endgame import EndgameJob, EndgameOptions
+from macondo_server.formats import FormatError, new_board, parse_cgp
+from macondo_server.gamestate import game_from_position
+
+CASES = {c["id"]: c for c in load_cases("endgame")}
+
+
+def _case(registry, cid):
+    c = CASES[cid]
+    lex = registry.get(c["lexicon"])
+    pos = parse_cgp(c["cgp"], lex.ld)
+    return c, lex, pos
+
+
+def _solve_case(registry, cid, plies, **kw):
+    c, lex, pos = _case(registry, cid)
+    game = game_from_position(pos, lex)
+    res = EndgameSolver(lex.kwg, lex.ld, 64).solve(game, plies, threads=kw.pop("threads", 1), **kw)
+    return c, res
+
+
+@needs_cases
+@pytest.mark.parametrize("heuristics", [False, True])
+def test_canik_out_in_two(registry, heuristics):
+    c, res = _solve_case(registry, "eg-canik-nwl20", 4, heuristics=heuristics)
+    assert res["value"] == c["expected"]["value"] == 11
+    assert len(res["line"]) == c["expected"]["pv_length"]
+    assert res["complete"]
+
+
+@needs_cases
+def test_pass_first_exact(registry):
+    c, res = _solve_case(registry, "eg-passfirst-csw21", 10, heuristics=False)
+    assert res["value"] == c["expected"]["value"] == -63
+    first = res["line"][0]
+    assert (first[0] >> 11) & 3 == 2, "the best first move is a pass"
+    assert len(res["line"]) >= c["expected"]["pv_min_length"]
+
+
+@needs_cases
+def test_eldar_stuck_v_shallow_with_playout(engine):
+    # the opponent's V is stuck: the greedy playout at the leaves finds the exact value at 3 plies
+    c = CASES["eg-eldar-stuck-v-csw21"]
+    pos = parse_cgp(c["cgp"])
+    res = EndgameJob(engine, pos, EndgameOptions(plies=3, threads=1, tt_megabytes=64)).run()
+    assert res.value == c["expected"]["value"] == 72
+    assert res.line[0].move.kind == "place"
+
+
+def _short_endgame(lex, seed: int, r0: int, r1: int) -> Game:
+    """A seeded static-bot game played until the board is busy, then cut to short racks, bag emptied."""
+    g = Game(lex.kwg, lex.ld, new_board(), seed)
+    g.fill_rack(0)
+    g.fill_rack(1)
+    gen = MoveGen(lex.kwg, lex.ld, None)
+    for _ in range(10):
+        gen.generate(g.board, g.rack(g.on_turn), g.bag_size, mode="best")
+        kind, row, col, vert, tiles, score = gen.moves()[0][:6]
+        g.play(kind, row, col, vert, tiles, score)
+    g.set_rack(0, g.rack(0)[:r0])
+    g.set_rack(1, g.rack(1)[:r1])
+    g.discard_bag()
+    g.solver_mode()
+    return g
+
+
+def _minimax(g: Game, gen: MoveGen, depth: int) -> int:
+    p = g.on_turn
+    sc = g.scores
+    if g.game_over or depth == 0:
+        return sc[p] - sc[1 - p]
+    gen.generate(g.board, g.rack(p), 0, g.rack(1 - p), mode="all", sort=False)
+    best = None
+    for kind, row, col, vert, tiles, score, *_ in gen.moves():
+        g.play(kind, row, col, vert, tiles, score)
+        v = -_minimax(g, gen, depth - 1)
+        g.undo()
+        best = v if best is None else max(best, v)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_agrees_with_minimax(registry, seed):
+    lex = registry.get("SCOWL70")
+    g = _short_endgame(lex, 1000 + seed, 3, 2 + seed % 2)
+    gen = MoveGen(lex.kwg, lex.ld, None)
+    want = _minimax(g.clone(), gen, 3)
+    solver = EndgameSolver(lex.kwg, lex.ld, 8)
+    for use_tt in (True, False):
+        got = solver.solve(g, 3, heuristics=False, use_tt=use_tt)
+        assert got["final_spread"] == want, (seed, use_tt)
+    # deeper: the table, no table and two threads agree
+    vals = {solver.solve(g, 5, heuristics=False, use_tt=t, threads=n)["final_spread"]
+            for t, n in ((True, 1), (False, 1), (True, 2))}
+    assert len(vals) == 1
+    # the principal variation replays to the reported value when the game ends within it
+    res = solver.solve(g, 5, heuristics=False)
+    end = g.clone()
+    from engine_cy.endgame import decode_line
+
+    for kind, row, col, vert, tiles, score in decode_line(g, res["line"]):
+        end.play(kind, row, col, vert, tiles, score)
+    p = g.on_turn
+    sc = end.scores
+    assert sc[p] - sc[1 - p] == res["final_spread"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_first_win_sign(registry, seed):
+    lex = registry.get("SCOWL70")
+    g = _short_endgame(lex, 2000 + seed, 3, 3)
+    solver = EndgameSolver(lex.kwg, lex.ld, 8)
+    full = solver.solve(g, 4, heuristics=False)["final_spread"]
+    fw = solver.solve(g, 4, heuristics=False, first_win=True)["final_spread"]
+    assert (full > 0) == (fw > 0) and (full < 0) == (fw < 0)
+
+
+def test_stop_and_time_limit_return_best_so_far(registry):
+    lex = registry.get("SCOWL70")
+    g = _short_endgame(lex, 7, 7, 7)
+    solver = EndgameSolver(lex.kwg, lex.ld, 16)
+    t0 = time.monotonic()
+    res = solver.solve(g, 30, max_time=0.3, heuristics=False)
+    assert time.monotonic() - t0 < 1.5
+    assert res["depth"] >= 1 and res["line"] and not res["complete"]
+    timer = threading.Timer(0.2, solver.stop)
+    timer.start()
+    t0 = time.monotonic()
+    res = solver.solve(g, 30, threads=2)
+    assert time.monotonic() - t0 < 1.5
+    assert res["depth"] >= 1 and res["stopped"]
+
+
+def test_refuses_nonempty_bag_and_bad_options(engine):
+    pos = parse_cgp("15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINQST/ 0/0 0")
+    with pytest.raises(FormatError, match="bag is not empty"):
+        EndgameJob(engine, pos, EndgameOptions())
+    with pytest.raises(ValueError, match="plies"):
+        EndgameOptions(plies=0).validate()
+
+
+@needs_cases
+def test_cli_json(registry):
+    c = CASES["eg-canik-nwl20"]
+    out = subprocess.run([sys.executable, "-m", "macondo_server", "endgame", c["cgp"], "--plies", "4", "--json",
+                          "--threads", "1"], capture_output=True, text=True, check=True)
+    d = json.loads(out.stdout)
+    assert d["value"] == 11 and d["final_spread"] == 6 and d["depth"] == 4
+    assert [m["estimated"] for m in d["best_line"]] == [False, False, False]
+    assert d["best_line"][0]["move"] == "1G VIG."
+    bad = subprocess.run([sys.executable, "-m", "macondo_server", "endgame", "15/" * 14 + "15 AEINQST/ 0/0 0"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "bag is not empty" in bad.stderr and "Traceback" not in bad.stderr
