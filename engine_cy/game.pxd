@@ -64,3 +64,5 @@ cdef class Game:
     cdef void rack_add(self, int p, ml_t ml, int delta) noexcept nogil
     cdef void set_zeros(self, int z) noexcept nogil
     cpdef Game clone(self)
+    cdef void set_hidden(self, int player, const uint8_t* counts, const ml_t* order, int n) noexcept nogil
+    cdef int bag_sequence(self, ml_t* out) noexcept nogil

@@ -352,6 +352,25 @@ cdef class Game:
         self.set_zeros(1 if self.zeros + 1 >= self.max_zeros else 0)
         self.max_zeros = 2
 
+    cdef void set_hidden(self, int player, const uint8_t* counts, const ml_t* order, int n) noexcept nogil:
+        """Replace `player`'s rack by `counts` and the bag by `order` (first drawn first); draws then follow
+        it exactly. Used by the pre-endgame solver to try every draw."""
+        cdef int ml, i
+        for ml in range(self.ld.size):
+            if self.racks[player][ml] != counts[ml]:
+                self.rack_add(player, ml, counts[ml] - self.racks[player][ml])
+        self.bag_n = n
+        for i in range(n):
+            self.bag[n - 1 - i] = order[i]
+        self.fixed_order = True
+
+    cdef int bag_sequence(self, ml_t* out) noexcept nogil:
+        """The bag in draw order (first drawn first); returns its size."""
+        cdef int i
+        for i in range(self.bag_n):
+            out[i] = self.bag[self.bag_n - 1 - i]
+        return self.bag_n
+
     # ------------------------------------------------------------ Python API
 
     def reseed(self, uint64_t seed):

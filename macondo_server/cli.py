@@ -272,6 +272,83 @@ def cmd_endgame(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sim(args: argparse.Namespace) -> int:
+    from .sim import SimJob, SimOptions, format_sim_table
+
+    pos = parse_cgp(args.cgp)
+    opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=args.play or [], iterations=args.iterations,
+                      stop=args.stop, max_time=args.max_time, threads=args.threads, seed=args.seed,
+                      opp_rack=args.opp_rack, lexicon=args.lexicon)
+    job = SimJob(_engine(args), pos, opts)
+    live = None
+    progress = None
+    if not args.json and sys.stdout.isatty():
+        from rich.live import Live
+        from rich.text import Text
+
+        live = Live(Text("simulating..."), refresh_per_second=4, transient=True)
+        live.start()
+
+        def progress(r) -> None:
+            live.update(Text(format_sim_table(r)))
+
+    try:
+        res = job.run(progress)
+    except KeyboardInterrupt:
+        job.stop()
+        raise
+    finally:
+        if live is not None:
+            live.stop()
+    if args.json:
+        print(json.dumps(res.to_json()))
+    else:
+        print(format_sim_table(res))
+    return 0
+
+
+def _bool_text(text: str) -> bool:
+    low = text.lower()
+    if low in ("true", "1", "yes", "on"):
+        return True
+    if low in ("false", "0", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"not a boolean: {text!r} (true or false)")
+
+
+def cmd_peg(args: argparse.Namespace) -> int:
+    from .peg import PegJob, PegOptions, format_table
+
+    pos = parse_cgp(args.cgp)
+    opts = PegOptions(endgame_plies=args.endgame_plies, only_solve=args.only_solve or [],
+                      max_tiles_left=args.max_tiles_left, max_nested_depth=args.max_nested_depth,
+                      skip_deep_pass=args.skip_deep_pass, early_cutoff=args.early_cutoff,
+                      skip_tiebreaker=args.skip_tiebreaker, opp_rack=args.opp_rack, threads=args.threads,
+                      max_time=args.max_time, tt_megabytes=args.tt_mb, lexicon=args.lexicon,
+                      endgame_heuristics=args.endgame_heuristics)
+    job = PegJob(_engine(args), pos, opts)
+    live = not args.json and sys.stderr.isatty()
+
+    def progress(r) -> None:
+        if live:
+            print(f"peg: {r.done_jobs}/{r.total_jobs} draws solved, {r.endgames} endgames, "
+                  f"{r.nested_calls} nested calls, {sum(p.cut_off for p in r.plays)} cut off, "
+                  f"{r.seconds:.1f} s", file=sys.stderr)
+
+    try:
+        res = job.run(progress, interval=2.0)
+    except KeyboardInterrupt:
+        job.stop()
+        raise
+    if args.json:
+        print(json.dumps(res.to_json()))
+        return 0
+    print(format_table(res, rows=args.rows))
+    status = "complete" if res.complete else "stopped: unresolved draws are shown as such"
+    print(f"{res.endgames} endgames, {res.nested_calls} nested solves in {res.seconds:.2f} s ({status})")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .server import serve
 
@@ -388,6 +465,42 @@ def build_parser() -> argparse.ArgumentParser:
     eg.add_argument("--lexicon")
     eg.add_argument("--json", action="store_true")
     eg.set_defaults(func=cmd_endgame)
+
+    sm = sub.add_parser("sim", help="rank candidate plays by Monte Carlo simulation")
+    sm.add_argument("cgp")
+    sm.add_argument("--plies", type=int, default=2, help="look-ahead plies after the candidate (default 2)")
+    sm.add_argument("--num-plays", type=_positive_int, default=15, help="top N plays by static equity")
+    sm.add_argument("--play", action="append", metavar="MOVE", help="also simulate this play (repeatable)")
+    sm.add_argument("--iterations", type=_positive_int, default=1000, help="iteration cap (default 1000)")
+    sm.add_argument("--stop", type=int, choices=[95, 98, 99], help="stop once the leader is separated")
+    sm.add_argument("--max-time", type=_non_negative_float, default=0.0)
+    sm.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
+    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--opp-rack", help="known opponent tiles")
+    sm.add_argument("--lexicon")
+    sm.add_argument("--json", action="store_true")
+    sm.set_defaults(func=cmd_sim)
+
+    pg = sub.add_parser("peg", help="solve a pre-endgame (1 to 6 tiles in the bag) over every draw")
+    pg.add_argument("cgp")
+    pg.add_argument("--endgame-plies", type=_positive_int, default=4, help="depth of each endgame (default 4)")
+    pg.add_argument("--only-solve", action="append", metavar="MOVE", help="solve only this play (repeatable)")
+    pg.add_argument("--max-tiles-left", type=int, default=1,
+                    help="plays leaving at most N tiles in the bag (-1 all, 0 only bag-emptying; default 1)")
+    pg.add_argument("--max-nested-depth", type=int, default=1, help="-1 unlimited, 0 no nested solves")
+    pg.add_argument("--skip-deep-pass", type=_bool_text, default=True, metavar="true|false")
+    pg.add_argument("--early-cutoff", action="store_true", help="abandon plays that cannot beat the leader")
+    pg.add_argument("--skip-tiebreaker", action="store_true")
+    pg.add_argument("--opp-rack", help="known opponent tiles")
+    pg.add_argument("--endgame-heuristics", action="store_true",
+                    help="score endgame horizons by a greedy playout (slower; default: the spread)")
+    pg.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
+    pg.add_argument("--max-time", type=_non_negative_float, default=0.0)
+    pg.add_argument("--tt-mb", type=_positive_int, default=256)
+    pg.add_argument("--rows", type=_positive_int, default=30)
+    pg.add_argument("--lexicon")
+    pg.add_argument("--json", action="store_true")
+    pg.set_defaults(func=cmd_peg)
 
     sv = sub.add_parser("serve", help="run the gRPC engine server")
     sv.add_argument("--host", default="127.0.0.1")

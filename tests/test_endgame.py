@@ -9,7 +9,6 @@ import threading
 import time
 
 import pytest
-from conftest import load_cases, needs_cases
 
 from engine_cy.endgame import EndgameSolver
 from engine_cy.game import Game
@@ -17,6 +16,8 @@ from engine_cy.movegen import MoveGen
 from macondo_server.endgame import EndgameJob, EndgameOptions
 from macondo_server.formats import FormatError, new_board, parse_cgp
 from macondo_server.gamestate import game_from_position
+
+from conftest import load_cases, needs_cases
 
 CASES = {c["id"]: c for c in load_cases("endgame")}
 

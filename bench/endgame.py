@@ -1,0 +1,77 @@
+"""Endgame solver speed: time to the value and nodes per second on a fixed suite, 1 and 2 threads.
+
+The suite: the shared endgame cases (at their exact depths) plus standard 7-tile endgames reached by seeded
+static-bot games on NWL20 (bag just emptied), solved to --plies.
+
+Run: .venv/bin/python bench/endgame.py [--plies 8] [--positions 3] [--threads 1,2] [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from engine_cy.endgame import EndgameSolver
+from engine_cy.game import Game
+from engine_cy.movegen import MoveGen
+from macondo_server.config import Settings
+from macondo_server.formats import new_board, parse_cgp, write_cgp
+from macondo_server.gamestate import game_from_position, position_from_game
+from macondo_server.lexicon import LexiconRegistry
+
+CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "cases" / "cases.jsonl"
+CASE_PLIES = {"eg-canik-nwl20": (4, True), "eg-passfirst-csw21": (10, False), "eg-eldar-stuck-v-csw21": (3, True)}
+
+
+def bag_empty_position(lex, seed: int) -> Game:
+    g = Game(lex.kwg, lex.ld, new_board(), seed)
+    g.fill_rack(0)
+    g.fill_rack(1)
+    gen = MoveGen(lex.kwg, lex.ld, lex.klv)
+    while g.bag_size > 0 and not g.game_over:
+        opp = None
+        gen.generate(g.board, g.rack(g.on_turn), max(0, g.bag_size), opp, mode="best")
+        kind, row, col, vert, tiles, score = gen.moves()[0][:6]
+        g.play(kind, row, col, vert, tiles, score)
+    return g
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--plies", type=int, default=8)
+    ap.add_argument("--positions", type=int, default=3)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--tt-mb", type=int, default=512)
+    ap.add_argument("--data-dir")
+    args = ap.parse_args()
+    reg = LexiconRegistry(Settings.load(args.data_dir))
+    suite = []
+    if CASES.is_file():
+        for line in CASES.read_text().splitlines():
+            c = json.loads(line)
+            if c["kind"] == "endgame" and c["id"] in CASE_PLIES:
+                lex = reg.get(c["lexicon"])
+                plies, heur = CASE_PLIES[c["id"]]
+                suite.append((c["id"], lex, game_from_position(parse_cgp(c["cgp"], lex.ld), lex), plies, heur))
+    nwl = reg.get("NWL20")
+    seed = 1
+    while sum(1 for s in suite if s[0].startswith("autoplay")) < args.positions:
+        g = bag_empty_position(nwl, seed)
+        seed += 1
+        if g.game_over or len(g.rack(0)) < 6 or len(g.rack(1)) < 6:
+            continue
+        suite.append((f"autoplay-seed{seed - 1}", nwl, g, args.plies, False))
+    for name, lex, game, plies, heur in suite:
+        if name.startswith("autoplay"):
+            print(f"# {name}: {write_cgp(position_from_game(game, {'lex': lex.name}))}")
+        for threads in (int(t) for t in args.threads.split(",")):
+            solver = EndgameSolver(lex.kwg, lex.ld, args.tt_mb)
+            r = solver.solve(game, plies, threads=threads, heuristics=heur)
+            nps = r["nodes"] / r["seconds"] if r["seconds"] else 0
+            print(f"{name:28s} plies={plies:2d} heuristics={int(heur)} threads={threads} value={r['value']:+4d} "
+                  f"seconds={r['seconds']:8.3f} nodes={r['nodes']:10d} nodes_per_second={nps:10.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,407 @@
+# Pre-endgame solver core (reference section 11): for one candidate play and one draw order of the bag,
+# the pessimistic outcome - win only if every opponent reply still loses for them; our own later turns
+# with a non-empty bag are decided by a nested solve over what we can know (every sub-draw), choosing
+# the play with the fewest expected losses and assuming the worst among tied plays.
+#
+# Outcomes are ordered from best to worst for the solving side: WIN < DRAW < UNRESOLVED < LOSS, and
+# a merge keeps the worst. UNRESOLVED marks branches cut by the nesting limit or a stop.
+cimport cython
+from libc.stdint cimport uint8_t, int32_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, free, qsort
+from libc.string cimport memset, memcpy
+
+from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE
+from engine_cy.game cimport Game
+from engine_cy.kwg cimport Kwg
+from engine_cy.klv cimport Klv
+from engine_cy.alphabet cimport LetterDistribution
+from engine_cy.movegen cimport MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, unpack_move
+from engine_cy.endgame cimport EndgameWorker, TranspositionTable, ArenaMove, EG_INF
+
+cdef enum:
+    O_WIN = 0
+    O_DRAW = 1
+    O_UNRES = 2
+    O_LOSS = 3
+    MAX_SEQ = 8
+
+OUTCOME_NAMES = ("win", "draw", "unresolved", "loss")
+
+
+cdef int _arena_desc(const void* a, const void* b) noexcept nogil:
+    cdef int ea = (<const ArenaMove*> a).est
+    cdef int eb = (<const ArenaMove*> b).est
+    return (eb > ea) - (eb < ea)
+
+
+cdef struct KeyIdx:
+    uint64_t key
+    int idx
+
+
+cdef int _key_cmp(const void* a, const void* b) noexcept nogil:
+    cdef const KeyIdx* x = <const KeyIdx*> a
+    cdef const KeyIdx* y = <const KeyIdx*> b
+    if x.key != y.key:
+        return -1 if x.key < y.key else 1
+    return (x.idx > y.idx) - (x.idx < y.idx)
+
+
+cdef int _count_seqs(uint8_t* counts, int size, int k) noexcept nogil:
+    cdef int ml, n = 0
+    if k == 0:
+        return 1
+    for ml in range(size):
+        if counts[ml]:
+            counts[ml] -= 1
+            n += _count_seqs(counts, size, k - 1)
+            counts[ml] += 1
+    return n
+
+
+cdef int _fill_seqs(uint8_t* counts, int size, int k, int depth, ml_t* cur, ml_t* seqs, int64_t* weights,
+                    int n, int64_t w) noexcept nogil:
+    cdef int ml, c
+    if depth == k:
+        memcpy(&seqs[n * MAX_SEQ], cur, MAX_SEQ)
+        weights[n] = w
+        return n + 1
+    for ml in range(size):
+        c = counts[ml]
+        if c:
+            counts[ml] -= 1
+            cur[depth] = <ml_t> ml
+            n = _fill_seqs(counts, size, k, depth + 1, cur, seqs, weights, n, w * c)
+            counts[ml] += 1
+    return n
+
+
+cdef uint64_t _group_key(const ml_t* seq, int k, int t) noexcept nogil:
+    """Draws that leave the same position: the first t tiles as a multiset, the rest in order."""
+    cdef ml_t head[MAX_SEQ]
+    cdef int i, j
+    cdef ml_t x
+    cdef uint64_t key = 0
+    if t > k:
+        t = k
+    for i in range(t):
+        head[i] = seq[i]
+    for i in range(1, t):
+        x = head[i]
+        j = i - 1
+        while j >= 0 and head[j] > x:
+            head[j + 1] = head[j]
+            j -= 1
+        head[j + 1] = x
+    for i in range(t):
+        key = (key << 6) | head[i]
+    key = (key << 6) | 63   # separator
+    for i in range(t, k):
+        key = (key << 6) | seq[i]
+    return key
+
+
+@cython.final
+cdef class PegWorker:
+    """One thread's pre-endgame state: a game copy in solver mode, a move generator (with leaves, to order
+    our nested candidates) and an endgame worker sharing the solve's transposition table."""
+    cdef Game g
+    cdef EndgameWorker eg
+    cdef MoveGen mg
+    cdef public int plies
+    cdef public int max_nested
+    cdef public bint skip_deep_pass
+    cdef bint exact
+    cdef int last_spread
+    cdef int me
+    cdef int own_stop
+    cdef public long long endgames
+    cdef public long long nested_calls
+
+    def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
+                 int bingo_bonus=50):
+        self.g = root.clone()
+        if self.g.max_zeros != 2:
+            self.g.solver_mode()
+        self.eg = EndgameWorker(kwg, ld, tt, bingo_bonus)
+        self.eg.attach(self.g)
+        self.eg.heuristics = True
+        self.eg.stop_flag = &self.own_stop
+        self.mg = MoveGen(kwg, ld, klv, bingo_bonus)
+        self.mg.bind(self.g.board)
+        self.me = self.g.on_turn
+        self.plies = 4
+        self.max_nested = 1
+        self.skip_deep_pass = True
+        self.exact = False
+        self.own_stop = 0
+        self.endgames = 0
+        self.nested_calls = 0
+
+    def request_stop(self):
+        self.own_stop = 1
+
+    @property
+    def heuristics(self):
+        return self.eg.heuristics
+
+    @heuristics.setter
+    def heuristics(self, bint on):
+        self.eg.heuristics = on
+
+    def set_deadline(self, double deadline):
+        self.eg.deadline = deadline
+
+    @property
+    def stopped(self):
+        return self.own_stop != 0
+
+    # ------------------------------------------------------------ C core
+
+    cdef int endgame_outcome(self) noexcept nogil:
+        cdef int p = self.g.on_turn, v, s
+        if self.g.over:
+            s = self.g.score[self.me] - self.g.score[1 - self.me]
+        else:
+            if self.own_stop:
+                return O_UNRES
+            self.eg.no_abort = False
+            if self.exact:
+                v = self.eg.search_c(self.plies, -EG_INF, EG_INF)
+            else:
+                v = self.eg.search_c(self.plies, -1, 1)
+            if self.eg.aborted:
+                return O_UNRES
+            self.endgames += 1
+            s = v if p == self.me else -v
+        self.last_spread = s
+        if s > 0:
+            return O_WIN
+        if s == 0:
+            return O_DRAW
+        return O_LOSS
+
+    cdef int solve_move(self, Move* m, int dn) noexcept nogil:
+        cdef int res
+        self.g.play_c(m)
+        if self.g.over or self.g.bag_n == 0:
+            res = self.endgame_outcome()
+        elif self.g.on_turn != self.me:
+            res = self.opp_replies(dn)
+        elif self.max_nested >= 0 and dn + 1 > self.max_nested:
+            res = O_UNRES
+        else:
+            res = self.nested(dn + 1)
+        self.g.undo_c()
+        return res
+
+    cdef int opp_replies(self, int dn) noexcept nogil:
+        """Every reply of the opponent (placements and pass); the worst outcome for us."""
+        cdef int p = self.g.on_turn, n, i, o, worst = O_WIN
+        cdef ArenaMove* buf
+        cdef Move m
+        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
+        self.mg.gen_c(self.g.racks[p], self.g.bag_n, -1, RECORD_SMALL, 0, False)
+        n = self.mg.n_moves
+        buf = <ArenaMove*> malloc(n * sizeof(ArenaMove))
+        if buf == NULL:
+            return O_UNRES
+        for i in range(n):
+            buf[i].move = self.mg.small_buf[i]
+            buf[i].score = self.mg.small_score[i]
+            if ((buf[i].move >> 11) & 3) == MOVE_PASS:
+                buf[i].est = 1 << 20 if after_pass else -1
+            else:
+                buf[i].est = buf[i].score
+        qsort(buf, n, sizeof(ArenaMove), _arena_desc)
+        for i in range(n):
+            unpack_move(buf[i].move, self.g.board, &m)
+            m.score = buf[i].score
+            o = self.solve_move(&m, dn)
+            if o > worst:
+                worst = o
+            if worst == O_LOSS:
+                break
+            if self.own_stop:
+                if worst < O_UNRES:
+                    worst = O_UNRES
+                break
+        free(buf)
+        return worst
+
+    cdef int nested(self, int d) noexcept nogil:
+        """Our turn with tiles still in the bag: choose as if we could not see the bag (every sub-draw of the
+        unseen tiles), taking the worst case among the plays with the fewest expected losses; return the
+        verdict for the actual bag."""
+        cdef int o = 1 - self.g.on_turn, k = self.g.bag_n, size = self.g.ld.size, nq, i, res
+        cdef uint8_t unseen[MAX_ALPHABET]
+        cdef uint8_t save_opp[MAX_ALPHABET]
+        cdef ml_t actual[MAX_SEQ]
+        cdef ml_t* seqs
+        cdef int64_t* weights
+        cdef int* reps
+        cdef KeyIdx* keys
+        cdef uint8_t* verdict
+        cdef uint8_t* cur
+        self.nested_calls += 1
+        self.g.bag_sequence(actual)
+        memcpy(save_opp, self.g.racks[o], MAX_ALPHABET)
+        memcpy(unseen, self.g.racks[o], MAX_ALPHABET)
+        for i in range(k):
+            unseen[actual[i]] += 1
+        nq = _count_seqs(unseen, size, k)
+        seqs = <ml_t*> malloc(nq * MAX_SEQ)
+        weights = <int64_t*> malloc(nq * sizeof(int64_t))
+        reps = <int*> malloc((k + 1) * nq * sizeof(int))
+        keys = <KeyIdx*> malloc(nq * sizeof(KeyIdx))
+        verdict = <uint8_t*> malloc(nq)
+        cur = <uint8_t*> malloc(nq)
+        if seqs == NULL or weights == NULL or reps == NULL or keys == NULL or verdict == NULL or cur == NULL:
+            res = O_UNRES
+        else:
+            res = self.nested_core(d, k, nq, unseen, actual, seqs, weights, reps, keys, verdict, cur)
+        self.g.set_hidden(o, save_opp, actual, k)
+        free(seqs)
+        free(weights)
+        free(reps)
+        free(keys)
+        free(verdict)
+        free(cur)
+        return res
+
+    cdef int nested_core(self, int d, int k, int nq, uint8_t* unseen, const ml_t* actual, ml_t* seqs,
+                         int64_t* weights, int* reps, KeyIdx* keys, uint8_t* verdict, uint8_t* cur) noexcept nogil:
+        cdef int p = self.g.on_turn, o = 1 - p, size = self.g.ld.size
+        cdef int i, j, t, qi, r, n_c, c, actual_idx = -1
+        cdef uint8_t opp_counts[MAX_ALPHABET]
+        cdef ml_t cur_seq[MAX_SEQ]
+        cdef ArenaMove* cands
+        cdef int64_t best = 0, T
+        cdef bint have_best = False, complete, all_win, same
+        cdef Move m
+        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
+        memset(cur_seq, 0, MAX_SEQ)
+        _fill_seqs(unseen, size, k, 0, cur_seq, seqs, weights, 0, 1)
+        for qi in range(nq):
+            same = True
+            for i in range(k):
+                if seqs[qi * MAX_SEQ + i] != actual[i]:
+                    same = False
+                    break
+            if same:
+                actual_idx = qi
+        # draws equivalent for a play of t tiles share one solve
+        for t in range(k + 1):
+            for qi in range(nq):
+                keys[qi].key = _group_key(&seqs[qi * MAX_SEQ], k, t)
+                keys[qi].idx = qi
+            qsort(keys, nq, sizeof(KeyIdx), _key_cmp)
+            r = keys[0].idx
+            for i in range(nq):
+                if i > 0 and keys[i].key != keys[i - 1].key:
+                    r = keys[i].idx
+                reps[t * nq + keys[i].idx] = r
+        # our candidates by static equity (a pass only after a pass when skip_deep_pass)
+        self.mg.gen_c(self.g.racks[p], k, -1, RECORD_SMALL, 0, False)
+        cands = <ArenaMove*> malloc(self.mg.n_moves * sizeof(ArenaMove))
+        if cands == NULL:
+            return O_UNRES
+        n_c = 0
+        for i in range(self.mg.n_moves):
+            if ((self.mg.small_buf[i] >> 11) & 3) == MOVE_PASS and self.skip_deep_pass and not after_pass:
+                continue
+            cands[n_c].move = self.mg.small_buf[i]
+            cands[n_c].score = self.mg.small_score[i]
+            cands[n_c].est = self.mg.small_equity[i]
+            n_c += 1
+        qsort(cands, n_c, sizeof(ArenaMove), _arena_desc)
+        for c in range(n_c):
+            unpack_move(cands[c].move, self.g.board, &m)
+            m.score = cands[c].score
+            t = m.n_tiles if m.kind == MOVE_PLACE else 0
+            if t > k:
+                t = k
+            T = 0
+            complete = True
+            all_win = True
+            for qi in range(nq):
+                r = reps[t * nq + qi]
+                if r != qi:
+                    cur[qi] = cur[r]
+                else:
+                    memcpy(opp_counts, unseen, MAX_ALPHABET)
+                    for j in range(k):
+                        opp_counts[seqs[qi * MAX_SEQ + j]] -= 1
+                    self.g.set_hidden(o, opp_counts, &seqs[qi * MAX_SEQ], k)
+                    cur[qi] = <uint8_t> self.solve_move(&m, d)
+                if cur[qi] == O_LOSS:
+                    T += 2 * weights[qi]
+                elif cur[qi] == O_DRAW:
+                    T += weights[qi]
+                if cur[qi] != O_WIN:
+                    all_win = False
+                if self.own_stop or (have_best and T > best):
+                    complete = False
+                    break
+            if self.own_stop:
+                break
+            if not complete:
+                continue
+            if not have_best or T < best:
+                best = T
+                memcpy(verdict, cur, nq)
+                have_best = True
+            else:
+                for qi in range(nq):
+                    if cur[qi] > verdict[qi]:
+                        verdict[qi] = cur[qi]
+            if best == 0 and all_win:
+                break
+        free(cands)
+        if have_best and actual_idx >= 0:
+            return verdict[actual_idx]
+        if self.own_stop:
+            return O_UNRES
+        return O_LOSS
+
+    # ------------------------------------------------------------ Python API
+
+    cdef int setup(self, tuple move, seq, opp_counts, Move* m) except -1:
+        cdef uint8_t counts[MAX_ALPHABET]
+        cdef ml_t order[MAX_SEQ]
+        cdef int i
+        kind, row, col, vertical, tiles, score = move
+        if len(seq) > MAX_SEQ:
+            raise ValueError("the bag holds at most 8 tiles here")
+        memset(counts, 0, MAX_ALPHABET)
+        for i, c in enumerate(opp_counts):
+            counts[i] = c
+        for i, t in enumerate(seq):
+            order[i] = t
+        self.g.set_hidden(1 - self.me, counts, order, len(seq))
+        memset(m, 0, sizeof(Move))
+        m.kind = {"place": MOVE_PLACE, "pass": MOVE_PASS}[kind]
+        m.row = row
+        m.col = col
+        m.vertical = vertical
+        m.length = len(tiles)
+        for i, t in enumerate(tiles):
+            m.tiles[i] = t
+            if t:
+                m.n_tiles += 1
+        m.score = score
+        return 0
+
+    def solve_draw(self, tuple move, seq, opp_counts, bint exact=False):
+        """Outcome (0 win, 1 draw, 2 unresolved, 3 loss) of playing `move` when the bag holds `seq` (first
+        drawn first) and the opponent `opp_counts`; with exact, also the final spread of a bag-emptying
+        play's endgame (full window). Returns (outcome, spread or None)."""
+        cdef Move m
+        cdef int o
+        self.setup(move, seq, opp_counts, &m)
+        self.exact = exact
+        self.last_spread = 0
+        with nogil:
+            o = self.solve_move(&m, 0)
+        self.exact = False
+        return o, (self.last_spread if exact and o != O_UNRES else None)

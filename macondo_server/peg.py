@@ -1,0 +1,437 @@
+"""Pre-endgame solving (1 to 6 tiles in the bag): candidates, draw orders and their weights, outcome labels,
+the thread pool, early cut-off, the spread tiebreak and the result table. The per-draw search (every
+opponent reply, nested solves, endgames) runs in engine_cy.peg with the GIL released."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine_cy.endgame import TranspositionTable
+from engine_cy.peg import PegWorker
+
+from .engine import Engine
+from .formats import RACK_SIZE, FormatError, Move, Position, format_move, parse_move
+from .gamestate import game_from_position
+from .jobs import watch_stop
+
+WIN, DRAW, UNRESOLVED, LOSS = 0, 1, 2, 3
+OUTCOME_NAMES = ("win", "draw", "unresolved", "loss")
+TIEBREAK_POOL = 20
+
+
+@dataclass
+class PegOptions:
+    endgame_plies: int = 4
+    only_solve: list[str] = field(default_factory=list)
+    max_tiles_left: int = 1
+    max_nested_depth: int = 1
+    skip_deep_pass: bool = True
+    early_cutoff: bool = False
+    skip_tiebreaker: bool = False
+    opp_rack: str | None = None
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    max_time: float = 0.0
+    tt_megabytes: int = 256
+    lexicon: str | None = None
+    endgame_heuristics: bool = False   # greedy playout at endgame horizons (Macondo's choice; ~5x slower)
+
+    def validate(self) -> None:
+        if not 1 <= self.endgame_plies <= 30:
+            raise ValueError(f"endgame plies must be 1 to 30, got {self.endgame_plies}")
+        if self.max_tiles_left < -1 or self.max_tiles_left > 6:
+            raise ValueError(f"max tiles left must be -1 to 6, got {self.max_tiles_left}")
+        if self.max_nested_depth < -1:
+            raise ValueError(f"max nested depth must be -1 (unlimited) or more, got {self.max_nested_depth}")
+        if not 1 <= self.threads <= 256:
+            raise ValueError(f"threads must be 1 to 256, got {self.threads}")
+        if self.max_time < 0:
+            raise ValueError(f"max time must not be negative, got {self.max_time}")
+        if not 1 <= self.tt_megabytes <= 65536:
+            raise ValueError(f"transposition table size must be 1 to 65536 MB, got {self.tt_megabytes}")
+
+
+def ordered_draws(counts: list[int], k: int) -> list[tuple[tuple[int, ...], int]]:
+    """Every distinct ordered draw of k tiles from `counts`, with its weight: the number of ordered draws of
+    distinguishable tiles it stands for (the product of the falling multiplicities)."""
+    out: list[tuple[tuple[int, ...], int]] = []
+    cur: list[int] = []
+    c = list(counts)
+
+    def rec(weight: int) -> None:
+        if len(cur) == k:
+            out.append((tuple(cur), weight))
+            return
+        for ml, n in enumerate(c):
+            if n:
+                c[ml] -= 1
+                cur.append(ml)
+                rec(weight * n)
+                cur.pop()
+                c[ml] += 1
+
+    rec(1)
+    return out
+
+
+def group_key(seq: tuple[int, ...], tiles_played: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Draws that give the same position after a play of `tiles_played` tiles: what we draw (a multiset)
+    and what stays in the bag (in order)."""
+    t = min(tiles_played, len(seq))
+    return tuple(sorted(seq[:t])), seq[t:]
+
+
+def draw_label(ld, seq: tuple[int, ...], tiles_played: int) -> str:
+    head, rest = group_key(seq, tiles_played)
+    return "[" + "".join(ld.label(t) for t in head) + "]" + "".join(ld.label(t) for t in rest)
+
+
+@dataclass
+class DrawGroup:
+    label: str
+    seq: tuple[int, ...]      # a representative draw order (first drawn first)
+    weight: int
+    outcome: int | None = None
+    spread: int | None = None
+
+
+@dataclass
+class PegPlay:
+    move: Move
+    text: str
+    table: str
+    score: int
+    tiles_played: int
+    empties_bag: bool
+    groups: list[DrawGroup]
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    unresolved: int = 0
+    cut_off: bool = False
+    tiebroken: bool = False
+    spread_sum: int = 0
+    spread_weight: int = 0
+
+    @property
+    def points(self) -> float:
+        return self.wins + self.draws / 2
+
+    @property
+    def found_losses2(self) -> int:
+        """Losses plus half the draws, doubled to stay an integer."""
+        return 2 * self.losses + self.draws
+
+    @property
+    def spread(self) -> float | None:
+        return self.spread_sum / self.spread_weight if self.tiebroken and self.spread_weight else None
+
+    def record(self, g: DrawGroup, outcome: int) -> None:
+        g.outcome = outcome
+        if outcome == WIN:
+            self.wins += g.weight
+        elif outcome == DRAW:
+            self.draws += g.weight
+        elif outcome == LOSS:
+            self.losses += g.weight
+        else:
+            self.unresolved += g.weight
+
+
+@dataclass
+class PegResult:
+    plays: list[PegPlay]
+    total_permutations: int
+    endgames: int
+    nested_calls: int
+    seconds: float
+    done_jobs: int
+    total_jobs: int
+    complete: bool
+    final: bool = True
+
+    @property
+    def winner(self) -> PegPlay | None:
+        return self.plays[0] if self.plays else None
+
+    def to_json(self) -> dict:
+        tot = self.total_permutations
+        return {
+            "winner": self.winner.text if self.winner else None,
+            "total_permutations": tot,
+            "plays": [
+                {
+                    "move": p.text,
+                    "score": p.score,
+                    "wins": p.points,
+                    "win_pct": round(100 * p.points / tot, 2) if tot else 0.0,
+                    "spread": round(p.spread, 2) if p.spread is not None else None,
+                    "cut_off": p.cut_off,
+                    "unresolved": p.unresolved,
+                    "outcomes": [
+                        {"draw": g.label, "result": OUTCOME_NAMES[g.outcome or 0], "weight": g.weight}
+                        for g in _ordered_groups(p)
+                    ],
+                }
+                for p in self.plays
+            ],
+            "endgames": self.endgames,
+            "seconds": round(self.seconds, 3),
+            "complete": self.complete,
+        }
+
+
+def _ordered_groups(p: PegPlay) -> list[DrawGroup]:
+    order = {WIN: 0, DRAW: 1, LOSS: 2, UNRESOLVED: 3}
+    return sorted((g for g in p.groups if g.outcome is not None), key=lambda g: (order[g.outcome or 0], g.label))
+
+
+class PegJob:
+    """One pre-endgame solve: validated on construction; run() from any thread, stop() from any other."""
+
+    def __init__(self, engine: Engine, pos: Position, opts: PegOptions) -> None:
+        opts.validate()
+        self.opts = opts
+        self.pos = pos
+        lex = engine.lexicon_for(pos, opts.lexicon)
+        self.lex = lex
+        ld = pos.ld
+        if len(pos.racks[0]) != RACK_SIZE:
+            raise FormatError(f"the player on turn must hold {RACK_SIZE} tiles, not {len(pos.racks[0])}")
+        unseen = pos.unseen_counts(0)
+        k = sum(unseen) - RACK_SIZE
+        if not 1 <= k <= 6:
+            raise FormatError(f"the bag must hold 1 to 6 tiles for a pre-endgame, not {max(k, 0)}"
+                              + (" (use endgame)" if k <= 0 else ""))
+        self.k = k
+        known: list[int] = []
+        if opts.opp_rack:
+            try:
+                known = ld.parse_rack(opts.opp_rack.upper())
+            except ValueError as exc:
+                raise FormatError(f"opponent rack {opts.opp_rack!r}: {exc}") from None
+            if len(known) > RACK_SIZE:
+                raise FormatError(f"opponent rack {opts.opp_rack!r} has more than {RACK_SIZE} tiles")
+        pool = list(unseen)
+        for t in known:
+            if pool[t] <= 0:
+                raise FormatError(f"opponent rack {opts.opp_rack!r}: {ld.label(t)} is not among the unseen tiles")
+            pool[t] -= 1
+        self.unseen = unseen
+        self.pool = pool
+        self.known = known
+        self.draws = ordered_draws(pool, k)
+        self.total = sum(w for _, w in self.draws)
+        bb = int(pos.ops.get("bb", "50"))
+        self.bingo_bonus = bb
+        gen = engine.generate(pos, lexicon=lex.name)
+        cands = gen.moves
+        if opts.only_solve:
+            wanted = []
+            for text in opts.only_solve:
+                mv = parse_move(text, pos.board, ld)
+                key = format_move(mv, ld, pos.board)
+                match = [c for c in cands if format_move(c.move, ld, pos.board) == key]
+                if not match:
+                    raise FormatError(f"move {text!r} is not a legal play here")
+                wanted.extend(match)
+            cands = wanted
+        else:
+            cands = [c for c in cands if c.move.kind != "exchange"
+                     and (opts.max_tiles_left < 0 or k - min(c.tiles_played, k) <= opts.max_tiles_left)]
+        self.plays: list[PegPlay] = []
+        for c in cands:
+            t = c.tiles_played if c.move.kind == "place" else 0
+            groups: dict = {}
+            for seq, w in self.draws:
+                gk = group_key(seq, t)
+                if gk in groups:
+                    groups[gk].weight += w
+                else:
+                    groups[gk] = DrawGroup(draw_label(ld, seq, t), seq, w)
+            self.plays.append(PegPlay(c.move, format_move(c.move, ld, pos.board),
+                                      format_move(c.move, ld, pos.board, style="table").strip(),
+                                      c.score, t, t >= k, list(groups.values())))
+        game = game_from_position(pos, lex)
+        game.solver_mode()
+        self.game = game
+        self.tt = TranspositionTable(opts.tt_megabytes)
+        self.workers = [PegWorker(game, lex.kwg, lex.klv, lex.ld, self.tt, bb) for _ in range(opts.threads)]
+        for w in self.workers:
+            w.plies = opts.endgame_plies
+            w.max_nested = opts.max_nested_depth
+            w.skip_deep_pass = opts.skip_deep_pass
+            w.heuristics = opts.endgame_heuristics
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.done_jobs = 0
+        self.total_jobs = sum(len(p.groups) for p in self.plays)
+        self.t0 = time.monotonic()
+
+    # ------------------------------------------------------------------ running
+
+    def stop(self) -> None:
+        self._stop.set()
+        for w in self.workers:
+            w.request_stop()
+
+    def _opp_counts(self, seq: tuple[int, ...]) -> list[int]:
+        rest = list(self.pool)
+        for t in seq:
+            rest[t] -= 1
+        for t in self.known:
+            rest[t] += 1
+        return rest
+
+    @staticmethod
+    def _move_tuple(p: PegPlay) -> tuple:
+        m = p.move
+        return (m.kind, m.row, m.col, m.vertical, tuple(m.tiles), p.score)
+
+    def _bound(self) -> int | None:
+        done = [p.found_losses2 for p in self.plays if not p.cut_off and p.unresolved == 0
+                and all(g.outcome is not None for g in p.groups)]
+        return min(done) if done else None
+
+    def run(self, progress: Callable[[PegResult], None] | None = None, interval: float = 1.0,
+            stop: threading.Event | None = None) -> PegResult:
+        opts = self.opts
+        if opts.max_time > 0:
+            for w in self.workers:
+                w.set_deadline(time.monotonic() + opts.max_time)  # endgames in flight stop at the deadline
+        jobs = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))]
+        next_job = [0]
+
+        def take() -> tuple[int, int] | None:
+            with self._lock:
+                while next_job[0] < len(jobs):
+                    pi, gi = jobs[next_job[0]]
+                    next_job[0] += 1
+                    p = self.plays[pi]
+                    if p.cut_off:
+                        continue
+                    if opts.early_cutoff:
+                        b = self._bound()
+                        if b is not None and p.found_losses2 > b:
+                            p.cut_off = True
+                            continue
+                    return pi, gi
+                return None
+
+        def work(w: PegWorker) -> None:
+            while not self._stop.is_set():
+                job = take()
+                if job is None:
+                    return
+                pi, gi = job
+                p = self.plays[pi]
+                g = p.groups[gi]
+                outcome, _ = w.solve_draw(self._move_tuple(p), g.seq, self._opp_counts(g.seq))
+                with self._lock:
+                    p.record(g, outcome)
+                    self.done_jobs += 1
+
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        with watch_stop(stop, self.stop):
+            pool = [threading.Thread(target=work, args=(w,), daemon=True) for w in self.workers]
+            for th in pool:
+                th.start()
+            last = time.monotonic()
+            try:
+                while any(th.is_alive() for th in pool):
+                    for th in pool:
+                        th.join(0.05)
+                    now = time.monotonic()
+                    if deadline is not None and now >= deadline:
+                        self.stop()
+                    if progress is not None and now - last >= interval:
+                        last = now
+                        progress(self.snapshot(final=False))
+            except KeyboardInterrupt:
+                self.stop()
+                for th in pool:
+                    th.join()
+            if not self._stop.is_set() and not opts.skip_tiebreaker:
+                self._tiebreak()
+        return self.snapshot(final=True)
+
+    def _tiebreak(self) -> None:
+        ranked = self._ranked()
+        if not ranked:
+            return
+        top = ranked[0].points
+        tied = [p for p in ranked if p.points == top and not p.cut_off and p.unresolved == 0]
+        emptying = sorted((p for p in tied if p.empties_bag), key=lambda p: -p.score)[:TIEBREAK_POOL]
+        if len(emptying) < 2:
+            return
+        w = self.workers[0]
+        for p in emptying:
+            total = 0
+            weight = 0
+            for g in p.groups:
+                if self._stop.is_set():
+                    return
+                outcome, spread = w.solve_draw(self._move_tuple(p), g.seq, self._opp_counts(g.seq), exact=True)
+                if spread is None:
+                    return
+                g.spread = spread
+                total += g.weight * spread
+                weight += g.weight
+            p.spread_sum, p.spread_weight = total, weight
+        for p in emptying:
+            p.tiebroken = True
+
+    def _ranked(self) -> list[PegPlay]:
+        def key(p: PegPlay):
+            return (p.cut_off, -p.points, -(p.spread if p.spread is not None else float("-inf")), -p.score)
+
+        return sorted(self.plays, key=key)
+
+    def snapshot(self, final: bool) -> PegResult:
+        with self._lock:
+            plays = self._ranked()
+            complete = all(g.outcome is not None for p in plays if not p.cut_off for g in p.groups) and \
+                all(p.unresolved == 0 for p in plays)
+            return PegResult(
+                plays=plays,
+                total_permutations=self.total,
+                endgames=sum(w.endgames for w in self.workers),
+                nested_calls=sum(w.nested_calls for w in self.workers),
+                seconds=time.monotonic() - self.t0,
+                done_jobs=self.done_jobs,
+                total_jobs=self.total_jobs,
+                complete=complete,
+                final=final,
+            )
+
+
+def format_table(res: PegResult, rows: int = 30) -> str:
+    lines = []
+    if res.winner:
+        lines.append(f"Winner: {res.winner.text}")
+    lines.append(f"{'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
+    tot = res.total_permutations
+    for p in res.plays[:rows]:
+        if p.cut_off:
+            wins, pct = "---", "---"
+        else:
+            wins, pct = f"{p.points:.1f}", f"{100 * p.points / tot:.2f}"
+        spread = f"{p.spread:.2f}" if p.spread is not None else ""
+        parts = []
+        for code in (WIN, DRAW, LOSS, UNRESOLVED):
+            labs = [g.label for g in _ordered_groups(p) if g.outcome == code]
+            if labs and (code != WIN or len(labs) <= 6):
+                parts.append(f"{'👍' if code == WIN else '🤝' if code == DRAW else '👎' if code == LOSS else '?'}: "
+                             + " ".join(labs))
+            elif labs:
+                parts.append(f"👍: {len(labs)} draws")
+        mark = " ❌" if p.cut_off else ""
+        extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
+        lines.append(f"{p.table:<20}{wins:<8}{pct:<8}{spread:<9}{' '.join(parts)}{extra}{mark}")
+    lines.append("❌ marks plays cut off early (they cannot beat the leader).")
+    lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
+                 f"{tot} ordered draws in all.")
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""Fit the simulation's win-probability table from the engine's own self-play.
+
+Plays N static-equity games (both sides the same bot), and at every turn records, for the player about to
+move, (spread, unseen tiles = bag + opponent rack, won: 1 / 0.5 / 0). For every unseen count u it fits a
+logistic curve P(win) = 1 / (1 + exp(-(a_u * spread + b_u))) by Newton's method, smooths a_u and b_u across
+u (neighbouring counts pooled with weights), and writes the 601 x 94 table (spread +300 down to -300,
+columns 0..93 unseen tiles) that reference section 12 describes, as CSV.
+
+Run: .venv/bin/python scripts/make_winpct.py --lexicon NWL20 --games 20000 -o macondo_server/data/winpct.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import threading
+import time
+
+import numpy as np
+
+from engine_cy.autoplay import AutoplayWorker, game_seed
+from macondo_server.config import Settings
+from macondo_server.formats import new_board
+from macondo_server.lexicon import LexiconRegistry
+
+TOTAL_TILES = 100
+RACK = 7
+
+
+def turn_samples(history, final_scores) -> list[tuple[int, int, float]]:
+    """(spread for the mover, unseen tiles for the mover, result for the mover) at every turn."""
+    out = []
+    scores = [0, 0]
+    on_board = 0
+    for player, kind, _row, _col, _vert, tiles, score, rack in history:
+        unseen = TOTAL_TILES - on_board - len(rack)
+        spread = scores[player] - scores[1 - player]
+        diff = final_scores[player] - final_scores[1 - player]
+        out.append((spread, max(0, unseen), 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0))
+        scores[player] += score
+        if kind == "place":
+            on_board += sum(1 for t in tiles if t)
+    return out
+
+
+def fit_logistic(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    a, b = 0.02, 0.0
+    x = s / 100.0
+    for _ in range(50):
+        z = a * 100 * x + b
+        p = 1 / (1 + np.exp(-z))
+        g_a = np.sum(w * (y - p) * x)
+        g_b = np.sum(w * (y - p))
+        h = w * p * (1 - p)
+        h_aa = np.sum(h * x * x) + 1e-6
+        h_ab = np.sum(h * x)
+        h_bb = np.sum(h) + 1e-6
+        det = h_aa * h_bb - h_ab * h_ab
+        if det <= 0:
+            break
+        da = (h_bb * g_a - h_ab * g_b) / det
+        db = (h_aa * g_b - h_ab * g_a) / det
+        a += da / 100
+        b += db
+        if abs(da) < 1e-9 and abs(db) < 1e-9:
+            break
+    return a, b
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lexicon", default="NWL20")
+    ap.add_argument("--games", type=int, default=20000)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("-o", "--output", default="macondo_server/data/winpct.csv")
+    ap.add_argument("--data-dir")
+    args = ap.parse_args()
+    lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon)
+    samples: list[tuple[int, int, float]] = []
+    lock = threading.Lock()
+    t0 = time.time()
+
+    def work(t: int) -> None:
+        w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, new_board())
+        local = []
+        for g in range(t, args.games, args.threads):
+            scores, _b, _t, _r = w.play(game_seed(args.seed, g), g % 2)
+            seats = list(scores)
+            hist = w.game_state().history()
+            # history players are seats; scores are by bot: map bots to seats
+            first = g % 2
+            seat_scores = [seats[first], seats[1 - first]]
+            local.extend(turn_samples(hist, seat_scores))
+        with lock:
+            samples.extend(local)
+
+    pool = [threading.Thread(target=work, args=(t,)) for t in range(args.threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    arr = np.array(samples, dtype=np.float64)
+    print(f"{args.games} games, {len(arr)} turn samples in {time.time() - t0:.1f} s")
+    spread, unseen, won = arr[:, 0], arr[:, 1].astype(int), arr[:, 2]
+    params = np.zeros((94, 2))
+    counts = np.zeros(94)
+    for u in range(1, 94):
+        # pool neighbouring unseen counts (triangular weights) so sparse columns stay smooth
+        sel = np.abs(unseen - u) <= 3
+        if sel.sum() < 200:
+            sel = np.abs(unseen - u) <= 8
+        wts = 4.0 - np.minimum(np.abs(unseen[sel] - u), 3)
+        counts[u] = sel.sum()
+        if counts[u] >= 50:
+            params[u] = fit_logistic(spread[sel], won[sel], wts)
+        else:
+            params[u] = params[u - 1]
+    # no unseen tiles: the game is decided by the sign of the spread
+    table = np.zeros((601, 94))
+    for row in range(601):
+        s = 300 - row
+        table[row, 0] = 1.0 if s > 0 else 0.5 if s == 0 else 0.0
+        for u in range(1, 94):
+            a, b = params[u]
+            if a <= 0:
+                a = params[max(1, u - 1), 0]
+            table[row, u] = 1 / (1 + math.exp(-(a * s + b)))
+    with open(args.output, "w", encoding="utf-8") as fh:
+        fh.write("# win probability for the player on turn: rows spread +300..-300, columns unseen tiles 0..93\n")
+        fh.write(f"# fitted by scripts/make_winpct.py from {args.games} {args.lexicon} static-bot games "
+                 f"(seed {args.seed})\n")
+        for row in range(601):
+            fh.write(",".join(f"{v:.4f}" for v in table[row]) + "\n")
+    for u in (7, 20, 50, 86):
+        a, b = params[u]
+        print(f"unseen {u:2d}: a={a:.4f} b={b:+.3f}; P(win | +20) = {1 / (1 + math.exp(-(a * 20 + b))):.3f} "
+              f"(samples {int(counts[u])})")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Pre-endgame solver: draw weights and labels by brute force, the shared cases, options and errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from engine_cy.alphabet import LetterDistribution
+from macondo_server.formats import FormatError, parse_cgp
+from macondo_server.peg import PegJob, PegOptions, draw_label, group_key, ordered_draws
+
+from conftest import load_cases, needs_cases
+
+CASES = {c["id"]: c for c in load_cases("peg")}
+LD = LetterDistribution.english()
+
+
+@pytest.mark.parametrize("pool,k", [("AAEGIIIRSTU", 4), ("AACEISUY", 1), ("EEIOOSTXY", 2), ("AABBC", 3)])
+def test_draw_weights_match_distinguishable_permutations(pool, k):
+    tiles = LD.parse_rack(pool)
+    counts = [0] * LD.size
+    for t in tiles:
+        counts[t] += 1
+    draws = ordered_draws(counts, k)
+    # brute force: every ordered draw of distinguishable tiles
+    brute = Counter(tuple(tiles[i] for i in idx) for idx in itertools.permutations(range(len(tiles)), k))
+    assert dict(draws) == dict(brute)
+    assert sum(w for _, w in draws) == math.perm(len(tiles), k)
+
+
+def test_labels_group_equivalent_draws():
+    tiles = LD.parse_rack("AAEGIIIRSTU")
+    counts = [0] * LD.size
+    for t in tiles:
+        counts[t] += 1
+    groups: Counter = Counter()
+    labels = {}
+    for seq, w in ordered_draws(counts, 4):
+        key = group_key(seq, 3)
+        groups[key] += w
+        labels[key] = draw_label(LD, seq, 3)
+    by_label = {labels[k]: w for k, w in groups.items()}
+    # the manual's worked check: a 3-tile play, [III]A = 3! x 2 copies of A, [III]E = 3! x 1
+    assert by_label["[III]A"] == 12 and by_label["[III]E"] == 6 and by_label["[III]T"] == 6
+    assert sum(by_label.values()) == 7920
+    # a 4-tile play empties the bag: order does not matter, [IIIT] = 4! x 1
+    four = Counter()
+    for seq, w in ordered_draws(counts, 4):
+        four[draw_label(LD, seq, 4)] += w
+    assert four["[IIIT]"] == 24 and four["[AIII]"] == 48 and four["[AIIT]"] == 144
+
+
+@needs_cases
+def test_onyx_one_in_bag(engine):
+    c = CASES["peg-onyx-nwl20"]
+    job = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=3, threads=2, early_cutoff=True))
+    res = job.run()
+    assert res.winner.text == "13L ONYX"
+    assert res.winner.points == c["expected"]["points"] == 7.5 and res.total_permutations == 8
+    draws = [g.label for g in res.winner.groups if g.outcome == 1]
+    assert draws == ["[Y]"]
+    oxy = next(p for p in res.plays if p.text == "13L OXY")
+    assert oxy.cut_off or oxy.points < 7.5
+    assert res.complete
+
+
+@needs_cases
+def test_axe_two_in_bag(engine):
+    c = CASES["peg-axe-2bag-csw21"]
+    opts = PegOptions(endgame_plies=2, only_solve=["6F .X."], threads=2)
+    res = PegJob(engine, parse_cgp(c["cgp"]), opts).run()
+    (play,) = res.plays
+    assert play.points == 70 and res.total_permutations == 72
+    losses = [(g.label, g.weight) for g in play.groups if g.outcome == 3]
+    assert losses == [("[I]E", 2)]  # the mover draws I and leaves E: the opponent bingoes
+
+
+@needs_cases
+@pytest.mark.slow
+def test_pond_four_in_bag(engine):
+    c = CASES["peg-doc1-pond-nwl20"]
+    opts = PegOptions(endgame_plies=4, only_solve=["2L P.ND"], threads=2)
+    res = PegJob(engine, parse_cgp(c["cgp"]), opts).run()
+    (play,) = res.plays
+    assert res.total_permutations == 7920 and play.points == 7884
+    losses = {g.label: g.weight for g in play.groups if g.outcome == 3}
+    assert losses == c["expected"]["loss_permutation_weights"]
+
+
+@needs_cases
+@pytest.mark.slow
+def test_bag_emptying_ranking(engine):
+    c = CASES["peg-doc1-bagempty-nwl20"]
+    opts = PegOptions(endgame_plies=4, max_tiles_left=0, early_cutoff=True, threads=2)
+    res = PegJob(engine, parse_cgp(c["cgp"]), opts).run()
+    assert res.winner.table == "I1 DEF(A)T" and res.winner.points == 7872
+    losses = sorted(g.label for g in res.winner.groups if g.outcome == 3)
+    assert losses == ["[IIIT]", "[IIIU]"]
+
+
+def test_errors(engine):
+    empty = "15/" * 14 + "15 AEINQST/ 0/0 0"
+    with pytest.raises(FormatError, match="1 to 6 tiles"):
+        PegJob(engine, parse_cgp(empty), PegOptions())
+    with pytest.raises(ValueError, match="max tiles left"):
+        PegOptions(max_tiles_left=9).validate()
+
+
+@needs_cases
+def test_cli_json_and_stop(engine):
+    c = CASES["peg-onyx-nwl20"]
+    out = subprocess.run([sys.executable, "-m", "macondo_server", "peg", c["cgp"], "--endgame-plies", "2",
+                          "--only-solve", "13L ONYX", "--only-solve", "13L OXY", "--json"],
+                         capture_output=True, text=True, check=True)
+    d = json.loads(out.stdout)
+    assert d["total_permutations"] == 8 and d["winner"] == "13L ONYX"
+    assert {p["move"] for p in d["plays"]} == {"13L ONYX", "13L OXY"}
+    assert all(sum(o["weight"] for o in p["outcomes"]) == 8 for p in d["plays"])
+    # a time limit stops the solve; what was not solved is reported as unresolved, never dropped
+    job = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=3, threads=1, max_time=0.3,
+                                                          endgame_heuristics=True))
+    res = job.run()
+    assert res.seconds < 3
+    for p in res.plays:
+        solved = sum(g.weight for g in p.groups if g.outcome is not None and g.outcome != 2)
+        assert solved + p.unresolved <= 8
+    bad = subprocess.run([sys.executable, "-m", "macondo_server", "peg", c["cgp"], "--only-solve", "8H ZZZ"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr

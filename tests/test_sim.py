@@ -1,0 +1,98 @@
+"""Simulation: determinism, the estimator's statistics, an obvious best play, options and errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from macondo_server.formats import FormatError, parse_cgp
+from macondo_server.sim import SimJob, SimOptions, win_table
+
+EMPTY = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINQST/ 0/0 0 lex NWL20;"
+
+
+def _run(engine, cgp, **kw):
+    return SimJob(engine, parse_cgp(cgp), SimOptions(**kw)).run()
+
+
+@pytest.fixture(scope="module")
+def nwl(registry):
+    from conftest import have_lexicon
+
+    if not have_lexicon("NWL20"):
+        pytest.skip("shared NWL20 lexicon absent")
+    return registry.get("NWL20")
+
+
+def test_win_table_shape_and_monotone():
+    t = win_table()
+    assert t.shape == (601, 94)
+    # more spread is never worse; a decided game at 0 unseen
+    assert (t[:-1, 1:] >= t[1:, 1:] - 1e-9).all()
+    assert t[0, 0] == 1.0 and t[600, 0] == 0.0 and t[300, 0] == 0.5
+
+
+def test_seeded_sim_is_reproducible(engine, nwl):
+    a = _run(engine, EMPTY, iterations=256, num_plays=5, seed=7, threads=2).to_json()
+    b = _run(engine, EMPTY, iterations=256, num_plays=5, seed=7, threads=2).to_json()
+    for d in (a, b):
+        d.pop("seconds")
+    assert a == b
+    c = _run(engine, EMPTY, iterations=256, num_plays=5, seed=8, threads=2).to_json()
+    assert c["plays"] != a["plays"]
+
+
+def test_empty_board_qi_is_simulated(engine, nwl):
+    res = _run(engine, EMPTY, iterations=300, num_plays=10, seed=1, threads=2)
+    texts = [p.text for p in res.plays]
+    assert any(t.endswith(" QI") for t in texts)
+    assert res.iterations == 300
+    for p in res.plays:
+        assert 0 <= p.win_pct <= 100 and p.n == 300 and p.equity_stderr > 0
+        assert len(p.ply_scores) == 2 and all(s > 0 for s in p.ply_scores)
+    # QI keeps AENST: it beats the plays that keep the S and Q-less junk by a clear margin
+    assert res.plays[0].text.endswith(" QI")
+
+
+def test_same_play_twice_converges_and_stderr_shrinks(engine, nwl):
+    # the same candidate named twice: identical samples, hence identical estimates
+    res = _run(engine, EMPTY, iterations=200, num_plays=1, plays=["8G QI", "8G QI"], seed=3, threads=1)
+    assert len(res.plays) == 1
+    r1 = _run(engine, EMPTY, iterations=100, num_plays=2, seed=3, threads=1)
+    r4 = _run(engine, EMPTY, iterations=1600, num_plays=2, seed=3, threads=1)
+    for p1 in r1.plays:
+        p4 = next(p for p in r4.plays if p.text == p1.text)
+        ratio = p1.equity_stderr / p4.equity_stderr
+        assert 2.5 < ratio < 6.0, ratio   # 1/sqrt(n): 16x the samples, about 4x smaller error
+        assert abs(p1.equity - p4.equity) < 4 * math.hypot(p1.equity_stderr, p4.equity_stderr)
+
+
+def test_obvious_best_play_found_and_stop(engine, nwl):
+    # a rack with a bingo and an otherwise poor board: the bingo must lead
+    cgp = "15/15/15/15/15/15/15/7CAT5/15/15/15/15/15/15/15 AEINRST/ 10/0 0 lex NWL20;"
+    res = _run(engine, cgp, iterations=2000, num_plays=6, seed=1, threads=2, stop=95)
+    assert res.plays[0].gen.tiles_played == 7
+    assert res.iterations <= 2000
+
+
+def test_errors(engine):
+    with pytest.raises(ValueError, match="stop"):
+        SimOptions(stop=90).validate()
+    with pytest.raises(FormatError, match="not a legal play"):
+        SimJob(engine, parse_cgp(EMPTY.replace(" lex NWL20;", "")), SimOptions(plays=["8H ZZZ"]))
+
+
+def test_cli_json(nwl):
+    out = subprocess.run([sys.executable, "-m", "macondo_server", "sim", EMPTY, "--iterations", "64", "--num-plays",
+                          "3", "--play", "8F QAT", "--json", "--seed", "2"], capture_output=True, text=True, check=True)
+    d = json.loads(out.stdout)
+    assert d["iterations"] == 64 and len(d["plays"]) == 4
+    assert {"move", "score", "leave", "win_pct", "win_pct_stderr", "equity", "equity_stderr", "pruned"} <= set(
+        d["plays"][0])
+    bad = subprocess.run([sys.executable, "-m", "macondo_server", "sim", EMPTY, "--plies", "99"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "plies" in bad.stderr and "Traceback" not in bad.stderr
