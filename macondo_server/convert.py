@@ -80,3 +80,55 @@ def autoplay_to_pb(summary: AutoplaySummary, job_id: str, total: int, final: boo
         final=final,
         stopped=stopped,
     )
+
+
+def sim_to_pb(res, job_id: str, stopped: bool) -> pb.SimulateProgress:
+    plays = []
+    for p in res.plays:
+        g = p.gen
+        plays.append(pb.SimmedPlayInfo(
+            move=plain_move_to_pb(g.move, p.pos, g.score, g.equity, list(g.leave), g.tiles_played),
+            win_pct=p.win_pct, win_pct_stderr=p.win_pct_stderr, equity=p.equity, equity_stderr=p.equity_stderr,
+            pruned=p.pruned, iterations=p.n,
+            ply_stats=[pb.PlyStats(mean_score=s, bingo_pct=b) for s, b in zip(p.ply_scores, p.ply_bingo_pct,
+                                                                                strict=True)],
+        ))
+    return pb.SimulateProgress(job_id=job_id, plays=plays, iterations=res.iterations, elapsed_seconds=res.seconds,
+                               final=res.final, stopped=stopped, stop_reason=res.stopped_reason)
+
+
+def endgame_to_pb(res, pos: Position, job_id: str, final: bool, stopped: bool) -> pb.EndgameProgress:
+    line = []
+    board_pos = pos
+    if res is None:
+        return pb.EndgameProgress(job_id=job_id, final=final, stopped=stopped)
+    for m in res.line:
+        pm = plain_move_to_pb(m.move, board_pos, m.score)
+        pm.notation = m.text
+        pm.display = m.table
+        line.append(pb.EndgameMove(move=pm, estimated=m.estimated))
+    return pb.EndgameProgress(job_id=job_id, value=res.value, final_spread=res.final_spread, best_line=line,
+                              depth=res.depth, nodes=res.nodes, elapsed_seconds=res.seconds, final=final,
+                              stopped=stopped, complete=res.complete)
+
+
+def peg_to_pb(res, pos: Position, job_id: str, stopped: bool) -> pb.PreEndgameProgress:
+    from .peg import OUTCOME_NAMES
+
+    tot = res.total_permutations
+    plays = []
+    for p in res.plays:
+        info = pb.PEGPlayInfo(
+            move=plain_move_to_pb(p.move, pos, p.score), wins=p.points,
+            win_pct=100 * p.points / tot if tot else 0.0, cut_off=p.cut_off, unresolved=p.unresolved,
+            outcomes=[pb.PEGOutcomeInfo(draw=g.label, result=OUTCOME_NAMES[g.outcome], weight=g.weight)
+                      for g in p.groups if g.outcome is not None],
+        )
+        if p.spread is not None:
+            info.spread = p.spread
+        plays.append(info)
+    return pb.PreEndgameProgress(
+        job_id=job_id, plays=plays, total_permutations=tot, draws_done=res.done_jobs, draws_total=res.total_jobs,
+        endgames=res.endgames, nested_calls=res.nested_calls, elapsed_seconds=res.seconds, final=res.final,
+        stopped=stopped, complete=res.complete, winner=res.winner.text if res.winner else "",
+    )

@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
@@ -16,7 +17,16 @@ from grpc_status import rpc_status
 from . import __version__
 from .autoplay import GameRecord, bots_from_options, run_autoplay, summarize
 from .config import Settings
-from .convert import autoplay_to_pb, game_to_pb, move_to_pb, plain_move_to_pb
+from .convert import (
+    autoplay_to_pb,
+    endgame_to_pb,
+    game_to_pb,
+    move_to_pb,
+    peg_to_pb,
+    plain_move_to_pb,
+    sim_to_pb,
+)
+from .endgame import EndgameJob, EndgameOptions
 from .engine import Engine
 from .formats import FormatError, parse_cgp
 from .gamestate import position_from_game
@@ -24,7 +34,9 @@ from .jobs import JobRegistry, TooManyJobsError
 from .lexicon import LexiconError, UnknownLexiconError
 from .pb.macondo.v1 import engine_pb2 as pb
 from .pb.macondo.v1 import engine_pb2_grpc as pb_grpc
+from .peg import PegJob, PegOptions
 from .sessions import SessionStore, TooManyGamesError, UnknownGameError
+from .sim import SimJob, SimOptions
 
 log = logging.getLogger("macondo.server")
 
@@ -164,6 +176,115 @@ class EngineServicer(pb_grpc.EngineServicer):
             job.stop.set()
             worker.join()
             self.jobs.finish(job)
+
+    # -------------------------------------------------------------- analysis jobs (streaming)
+
+    def _stream(self, context, kind: str, run: Callable[[threading.Event], object],
+                snapshot: Callable[[], Any], final: Callable[[Any, bool], Any]):
+        """Run a long job in a worker thread; yield snapshot() every SNAPSHOT_SECONDS and final(result,
+        stopped) at the end. Cancellation, StopJob and the deadline all stop the job, which still delivers
+        its best result so far."""
+        job = self._guard(context, self.jobs.start, kind)
+        context.add_callback(job.stop.set)
+        outcome: dict = {}
+
+        def work() -> None:
+            try:
+                outcome["result"] = run(job.stop)
+            except Exception as exc:  # reported to the client below, never a crash of the server
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=work, name=f"{kind}-{job.job_id}", daemon=True)
+        worker.start()
+        log.info("job=%s kind=%s started", job.job_id, kind)
+        try:
+            while worker.is_alive():
+                worker.join(SNAPSHOT_SECONDS)
+                remaining = context.time_remaining()
+                if remaining is not None and remaining < DEADLINE_MARGIN + SNAPSHOT_SECONDS:
+                    job.stop.set()
+                if worker.is_alive() and context.is_active():
+                    snap = snapshot()
+                    snap.job_id = job.job_id
+                    yield snap
+            if "error" in outcome:
+                log.error("job=%s failed: %r", job.job_id, outcome["error"])
+                _abort(context, grpc.StatusCode.INTERNAL, f"{kind} failed: {outcome['error']}", "INTERNAL")
+            last = final(outcome["result"], job.stop.is_set())
+            last.job_id = job.job_id
+            yield last
+            log.info("job=%s kind=%s done stopped=%s", job.job_id, kind, job.stop.is_set())
+        finally:
+            job.stop.set()
+            worker.join()
+            self.jobs.finish(job)
+
+    def Simulate(self, request, context):
+        def setup():
+            pos = self._position(request.position)
+            opts = SimOptions(
+                plies=request.plies if request.HasField("plies") else 2,
+                num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or 1000,
+                stop=request.stop or None, max_time=request.max_time, threads=request.threads or (os.cpu_count() or 1),
+                seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
+            )
+            return SimJob(self.engine, pos, opts)
+
+        sim = self._guard(context, setup)
+
+        def run(stop: threading.Event):
+            return sim.run(stop=stop)
+
+        yield from self._stream(context, "sim", run, lambda: sim_to_pb(sim.snapshot(final=False), "", False),
+                                lambda res, stopped: sim_to_pb(res, "", stopped))
+
+    def SolveEndgame(self, request, context):
+        def setup():
+            pos = self._position(request.position)
+            opts = EndgameOptions(
+                plies=request.plies or 4, max_time=request.max_time, threads=request.threads or (os.cpu_count() or 1),
+                first_win=request.first_win, heuristics=not request.disable_heuristics,
+                tt_megabytes=request.tt_megabytes or 256, lexicon=request.position.lexicon or None,
+            )
+            return pos, EndgameJob(self.engine, pos, opts)
+
+        pos, eg = self._guard(context, setup)
+        latest: dict = {}
+
+        def run(stop: threading.Event):
+            return eg.run(progress=lambda r: latest.__setitem__("r", r), stop=stop)
+
+        def snapshot():
+            r = latest.get("r")
+            if r is None:
+                return pb.EndgameProgress(nodes=eg.nodes)
+            return endgame_to_pb(r, pos, "", False, False)
+
+        yield from self._stream(context, "endgame", run, snapshot,
+                                lambda res, stopped: endgame_to_pb(res, pos, "", True, stopped or not res.complete))
+
+    def SolvePreEndgame(self, request, context):
+        def setup():
+            pos = self._position(request.position)
+            opts = PegOptions(
+                endgame_plies=request.endgame_plies or 4, only_solve=list(request.only_solve),
+                max_tiles_left=request.max_tiles_left if request.HasField("max_tiles_left") else 1,
+                max_nested_depth=request.max_nested_depth if request.HasField("max_nested_depth") else 1,
+                skip_deep_pass=request.skip_deep_pass if request.HasField("skip_deep_pass") else True,
+                early_cutoff=request.early_cutoff, skip_tiebreaker=request.skip_tiebreaker,
+                opp_rack=request.opp_rack or None, threads=request.threads or (os.cpu_count() or 1),
+                max_time=request.max_time, endgame_heuristics=request.endgame_heuristics,
+                lexicon=request.position.lexicon or None,
+            )
+            return pos, PegJob(self.engine, pos, opts)
+
+        pos, peg = self._guard(context, setup)
+
+        def run(stop: threading.Event):
+            return peg.run(stop=stop, interval=3600)
+
+        yield from self._stream(context, "peg", run, lambda: peg_to_pb(peg.snapshot(final=False), pos, "", False),
+                                lambda res, stopped: peg_to_pb(res, pos, "", stopped or not res.complete))
 
     # -------------------------------------------------------------- game sessions
 

@@ -80,17 +80,67 @@ class SessionStore:
             play_move(game, move)
 
     def engine_move(self, session: Session, strategy: str) -> Move:
-        if strategy not in ("", "static"):
-            raise ValueError(f"unknown strategy {strategy!r} (available: static)")
+        """Let the engine choose and play: 'static' (best static equity), or 'sim' with options such as
+        'sim:iterations=200,plies=2,num_plays=10,threads=1' (an exact endgame search once the bag is empty)."""
+        kind, params = parse_strategy(strategy)
         game, lex = session.game, session.lexicon
         with session.lock:
             if game.game_over:
                 raise FormatError("the game is over")
-            p = game.on_turn
-            gen = self.engine.movegen(lex, lex.klv)
-            opp = game.rack(1 - p) if game.bag_size == 0 else None
-            gen.generate(game.board, game.rack(p), game.bag_size, opp, mode="best")
-            kind, row, col, vertical, tiles = gen.moves(1)[0][:5]
-            move = Move(kind, row, col, vertical, tuple(tiles))
+            move = self._choose(game, lex, kind, params) if kind == "sim" else None
+            if move is None:
+                p = game.on_turn
+                gen = self.engine.movegen(lex, lex.klv)
+                opp = game.rack(1 - p) if game.bag_size == 0 else None
+                gen.generate(game.board, game.rack(p), game.bag_size, opp, mode="best")
+                kind_, row, col, vertical, tiles = gen.moves(1)[0][:5]
+                move = Move(kind_, row, col, vertical, tuple(tiles))
             play_move(game, move)
             return move
+
+    def _choose(self, game: Game, lex: Lexicon, kind: str, params: dict[str, float]) -> Move | None:
+        from .endgame import EndgameJob, EndgameOptions
+        from .gamestate import position_from_game
+        from .sim import SimJob, SimOptions
+
+        pos = position_from_game(game, {"lex": lex.name}, show_opponent=False)
+        threads = int(params.get("threads", 1))
+        if game.bag_size == 0:
+            # both racks are known once the bag is empty: solve the endgame
+            full = position_from_game(game, {"lex": lex.name}, show_opponent=True)
+            eg = EndgameJob(self.engine, full, EndgameOptions(plies=int(params.get("endgame_plies", 4)),
+                                                              max_time=params.get("endgame_time", 5.0),
+                                                              threads=threads, tt_megabytes=64))
+            best = eg.run().best_move
+            return best.move if best else None
+        opts = SimOptions(plies=int(params.get("plies", 2)), num_plays=int(params.get("num_plays", 10)),
+                          iterations=int(params.get("iterations", 200)), threads=threads,
+                          seed=game.hash_key & 0x7FFFFFFFFFFFFFFF, max_time=params.get("max_time", 0.0))
+        res = SimJob(self.engine, pos, opts).run()
+        return res.plays[0].gen.move if res.plays else None
+
+
+SIM_KEYS = {"iterations", "plies", "num_plays", "threads", "max_time", "endgame_plies", "endgame_time"}
+
+
+def parse_strategy(text: str) -> tuple[str, dict[str, float]]:
+    """'static', 'sim' or 'sim:key=value,...' -> (kind, options)."""
+    text = (text or "static").strip()
+    kind, _, rest = text.partition(":")
+    if kind not in ("static", "sim"):
+        raise ValueError(f"unknown strategy {kind!r} (available: static, sim[:iterations=N,plies=P,...])")
+    params: dict[str, float] = {}
+    if rest:
+        if kind == "static":
+            raise ValueError("the static strategy takes no options")
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            key = key.strip()
+            if not eq or key not in SIM_KEYS:
+                raise ValueError(f"strategy option {item!r}: expected one of {', '.join(sorted(SIM_KEYS))} "
+                                 "as key=value")
+            try:
+                params[key] = float(value)
+            except ValueError:
+                raise ValueError(f"strategy option {item!r}: {value!r} is not a number") from None
+    return kind, params

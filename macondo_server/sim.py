@@ -74,6 +74,7 @@ class SimPlay:
     score: int
     leave: str
     gen: GeneratedMove
+    pos: Position
     protected: bool = False
     pruned: bool = False
     n: int = 0
@@ -183,7 +184,7 @@ class SimJob:
                 chosen.append((match[0], True))
         self.plays = [
             SimPlay(format_move(m.move, ld, pos.board), format_move(m.move, ld, pos.board, style="table").strip(),
-                    m.score, ld.rack_str(list(m.leave)), m, protected)
+                    m.score, ld.rack_str(list(m.leave)), m, pos, protected)
             for m, protected in chosen
         ]
         game = game_from_position(pos, lex, seed=opts.seed)
