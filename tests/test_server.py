@@ -212,5 +212,5 @@ def test_game_session_moves_and_errors(stub):
             stub.CreateGame(pb.CreateGameRequest(**kwargs), timeout=10)
         assert exc.value.code() == code
     with pytest.raises(grpc.RpcError) as exc:
-        stub.EngineMove(pb.EngineMoveRequest(game_id=g.game_id, strategy="sim"), timeout=10)
+        stub.EngineMove(pb.EngineMoveRequest(game_id=g.game_id, strategy="montecarlo"), timeout=10)
     assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "unknown strategy" in exc.value.details()
