@@ -1,0 +1,51 @@
+"""Pre-endgame solver timings on the reference positions (the shared peg cases).
+
+Default: ONYX (1 in the bag, every play, early cut-off) and AXE (2 in the bag, 6F .X.). --full adds the
+4-in-the-bag position: 2L P.ND alone, and every bag-emptying play (--max-tiles-left 0), at 4 plies.
+
+Run: .venv/bin/python bench/peg.py [--threads 2] [--full] [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from macondo_server.config import Settings
+from macondo_server.engine import Engine
+from macondo_server.formats import parse_cgp
+from macondo_server.peg import PegJob, PegOptions
+
+CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "cases" / "cases.jsonl"
+
+RUNS = [
+    ("peg-onyx-nwl20", dict(endgame_plies=3, early_cutoff=True), False),
+    ("peg-onyx-nwl20", dict(endgame_plies=4, early_cutoff=True), False),
+    ("peg-axe-2bag-csw21", dict(endgame_plies=2, only_solve=["6F .X."]), False),
+    ("peg-doc1-pond-nwl20", dict(endgame_plies=4, only_solve=["2L P.ND"]), True),
+    ("peg-doc1-bagempty-nwl20", dict(endgame_plies=4, max_tiles_left=0, early_cutoff=True), True),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--full", action="store_true", help="include the 4-in-the-bag runs (minutes)")
+    ap.add_argument("--data-dir")
+    args = ap.parse_args()
+    cases = {json.loads(line)["id"]: json.loads(line) for line in CASES.read_text().splitlines()}
+    engine = Engine(Settings.load(args.data_dir))
+    for cid, kw, slow in RUNS:
+        if slow and not args.full:
+            continue
+        job = PegJob(engine, parse_cgp(cases[cid]["cgp"]), PegOptions(threads=args.threads, **kw))
+        res = job.run()
+        w = res.winner
+        print(f"{cid:26s} {kw} threads={args.threads} winner={w.text if w else None} "
+              f"wins={w.points if w else 0}/{res.total_permutations} endgames={res.endgames} "
+              f"nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
