@@ -16,6 +16,8 @@ cdef struct ArenaMove:
     int32_t score
     int32_t est
 
+cdef int arena_cmp_desc(const void* a, const void* b) noexcept nogil   # by est, highest first
+
 cimport cython
 
 @cython.final

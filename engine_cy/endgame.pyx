@@ -16,7 +16,7 @@ from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
-                                pack_move, unpack_move)
+                                pack_move, unpack_move, packed_kind, packed_tiles)
 
 cdef enum:
     TT_EXACT = 1
@@ -38,21 +38,7 @@ def monotonic():
     return now()
 
 
-cdef inline int packed_kind(uint64_t mv) noexcept nogil:
-    return (mv >> 11) & 3
-
-
-cdef inline int packed_tiles(uint64_t mv) noexcept nogil:
-    cdef int n = 0, slot
-    for slot in range(RACK_SIZE):
-        if (mv >> (13 + 7 * slot)) & 0x7F:
-            n += 1
-        else:
-            break
-    return n
-
-
-cdef int _arena_cmp(const void* a, const void* b) noexcept nogil:
+cdef int arena_cmp_desc(const void* a, const void* b) noexcept nogil:
     cdef int ea = (<const ArenaMove*> a).est
     cdef int eb = (<const ArenaMove*> b).est
     return (eb > ea) - (eb < ea)
@@ -351,7 +337,7 @@ cdef class EndgameWorker:
                     a[i] = a[k]
                     a[k] = tmp
             elif not sorted_rest:
-                qsort(&a[i], n - i, sizeof(ArenaMove), _arena_cmp)
+                qsort(&a[i], n - i, sizeof(ArenaMove), arena_cmp_desc)
                 sorted_rest = True
             mv = a[i].move
             unpack_move(mv, self.g.board, &m)

@@ -25,6 +25,19 @@ cdef enum:
 cdef uint64_t pack_move(const Move* m) noexcept nogil
 cdef int unpack_move(uint64_t packed, Board board, Move* m) noexcept nogil
 
+cdef inline int packed_kind(uint64_t mv) noexcept nogil:
+    return (mv >> 11) & 3
+
+cdef inline int packed_tiles(uint64_t mv) noexcept nogil:
+    """Tiles taken from the rack by a packed move (the filled 7-bit slots)."""
+    cdef int n = 0, slot
+    for slot in range(7):
+        if (mv >> (13 + 7 * slot)) & 0x7F:
+            n += 1
+        else:
+            break
+    return n
+
 cdef struct Move:
     equity_t equity            # millipoints
     int32_t score              # points
@@ -127,3 +140,5 @@ cdef class MoveGen:
     cdef bint grow_small(self) noexcept nogil
     cdef bint grow_moves(self) noexcept nogil
     cdef equity_t equity_for(self, int score, int n_tiles, uint8_t mask) noexcept nogil
+
+cdef int move_from_fields(Move* m, str kind, int row, int col, bint vertical, tiles, int score) except -1

@@ -956,14 +956,29 @@ def unpack(uint64_t packed, Board board):
     return (kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[i] for i in range(m.length)))
 
 
-def pack(str kind, int row, int col, bint vertical, tiles):
-    cdef Move m
-    memset(&m, 0, sizeof(Move))
-    m.kind = {"place": MOVE_PLACE, "exchange": MOVE_EXCHANGE, "pass": MOVE_PASS}[kind]
+MOVE_KINDS = {"place": MOVE_PLACE, "exchange": MOVE_EXCHANGE, "pass": MOVE_PASS}
+
+
+cdef int move_from_fields(Move* m, str kind, int row, int col, bint vertical, tiles, int score) except -1:
+    """Fill a Move from its Python fields (tiles per square, 0 = played-through; exchanged tiles)."""
+    cdef int i
+    if len(tiles) > MAX_BOARD_DIM:
+        raise ValueError(f"a move covers at most {MAX_BOARD_DIM} squares")
+    memset(m, 0, sizeof(Move))
+    m.kind = MOVE_KINDS[kind]
     m.row = row
     m.col = col
     m.vertical = vertical
     m.length = len(tiles)
+    m.score = score
     for i, t in enumerate(tiles):
         m.tiles[i] = t
+        if t or m.kind == MOVE_EXCHANGE:
+            m.n_tiles += 1
+    return 0
+
+
+def pack(str kind, int row, int col, bint vertical, tiles):
+    cdef Move m
+    move_from_fields(&m, kind, row, col, vertical, tiles, 0)
     return pack_move(&m)

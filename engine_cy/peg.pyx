@@ -15,8 +15,9 @@ from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, unpack_move
-from engine_cy.endgame cimport EndgameWorker, TranspositionTable, ArenaMove, EG_INF
+from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, unpack_move, packed_kind,
+                                move_from_fields)
+from engine_cy.endgame cimport EndgameWorker, TranspositionTable, ArenaMove, EG_INF, arena_cmp_desc
 
 cdef enum:
     O_WIN = 0
@@ -26,12 +27,6 @@ cdef enum:
     MAX_SEQ = 8
 
 OUTCOME_NAMES = ("win", "draw", "unresolved", "loss")
-
-
-cdef int _arena_desc(const void* a, const void* b) noexcept nogil:
-    cdef int ea = (<const ArenaMove*> a).est
-    cdef int eb = (<const ArenaMove*> b).est
-    return (eb > ea) - (eb < ea)
 
 
 cdef struct KeyIdx:
@@ -209,11 +204,11 @@ cdef class PegWorker:
         for i in range(n):
             buf[i].move = self.mg.small_buf[i]
             buf[i].score = self.mg.small_score[i]
-            if ((buf[i].move >> 11) & 3) == MOVE_PASS:
+            if packed_kind(buf[i].move) == MOVE_PASS:
                 buf[i].est = 1 << 20 if after_pass else -1
             else:
                 buf[i].est = buf[i].score
-        qsort(buf, n, sizeof(ArenaMove), _arena_desc)
+        qsort(buf, n, sizeof(ArenaMove), arena_cmp_desc)
         for i in range(n):
             unpack_move(buf[i].move, self.g.board, &m)
             m.score = buf[i].score
@@ -308,13 +303,13 @@ cdef class PegWorker:
             return O_UNRES
         n_c = 0
         for i in range(self.mg.n_moves):
-            if ((self.mg.small_buf[i] >> 11) & 3) == MOVE_PASS and self.skip_deep_pass and not after_pass:
+            if packed_kind(self.mg.small_buf[i]) == MOVE_PASS and self.skip_deep_pass and not after_pass:
                 continue
             cands[n_c].move = self.mg.small_buf[i]
             cands[n_c].score = self.mg.small_score[i]
             cands[n_c].est = self.mg.small_equity[i]
             n_c += 1
-        qsort(cands, n_c, sizeof(ArenaMove), _arena_desc)
+        qsort(cands, n_c, sizeof(ArenaMove), arena_cmp_desc)
         for c in range(n_c):
             unpack_move(cands[c].move, self.g.board, &m)
             m.score = cands[c].score
@@ -379,17 +374,7 @@ cdef class PegWorker:
         for i, t in enumerate(seq):
             order[i] = t
         self.g.set_hidden(1 - self.me, counts, order, len(seq))
-        memset(m, 0, sizeof(Move))
-        m.kind = {"place": MOVE_PLACE, "pass": MOVE_PASS}[kind]
-        m.row = row
-        m.col = col
-        m.vertical = vertical
-        m.length = len(tiles)
-        for i, t in enumerate(tiles):
-            m.tiles[i] = t
-            if t:
-                m.n_tiles += 1
-        m.score = score
+        move_from_fields(m, kind, row, col, vertical, tiles, score)
         return 0
 
     def solve_draw(self, tuple move, seq, opp_counts, bint exact=False):

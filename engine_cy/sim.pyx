@@ -13,7 +13,7 @@ from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE
+from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, move_from_fields
 from engine_cy.rng cimport Rng, rng_seed, rng_below, splitmix64
 
 cdef enum:
@@ -111,19 +111,9 @@ cdef class SimWorker:
         self.ply_bingo = <double*> calloc(max(1, self.n_cands) * MAX_PLIES, sizeof(double))
         if self.ply_bingo == NULL or self.cands == NULL:
             raise MemoryError()
-        kinds = {"place": MOVE_PLACE, "exchange": MOVE_EXCHANGE, "pass": MOVE_PASS}
         for i, (kind, row, col, vertical, tiles, score) in enumerate(candidates):
             self.active[i] = 1
-            self.cands[i].kind = kinds[kind]
-            self.cands[i].row = row
-            self.cands[i].col = col
-            self.cands[i].vertical = vertical
-            self.cands[i].length = len(tiles)
-            self.cands[i].score = score
-            for j, t in enumerate(tiles):
-                self.cands[i].tiles[j] = t
-                if t or kind == "exchange":
-                    self.cands[i].n_tiles += 1
+            move_from_fields(&self.cands[i], kind, row, col, vertical, tiles, score)
 
     def __dealloc__(self):
         free(self.cands)

@@ -11,7 +11,7 @@ from engine_cy.klv import Klv
 from engine_cy.movegen import MoveGen
 
 from .config import Settings
-from .formats import RACK_SIZE, FormatError, Move, Position, format_move
+from .formats import RACK_SIZE, FormatError, Move, Position, format_move, parse_move
 from .lexicon import Lexicon, LexiconError, LexiconRegistry
 
 EQUITY_SCALE = 1000
@@ -36,6 +36,32 @@ class GenResult:
     placements: int
     exchanges: int
     passes: int
+
+
+def find_move(moves: list[GeneratedMove], text: str, pos: Position) -> GeneratedMove:
+    """The generated move that the notation `text` names (parsed against the board), or a FormatError."""
+    key = format_move(parse_move(text, pos.board, pos.ld), pos.ld, pos.board)
+    for m in moves:
+        if format_move(m.move, pos.ld, pos.board) == key:
+            return m
+    raise FormatError(f"move {text!r} is not a legal play here")
+
+
+def known_opponent_tiles(pos: Position, text: str) -> list[int]:
+    """Machine letters of opponent tiles given as text (`--opp-rack`), checked against the unseen tiles."""
+    ld = pos.ld
+    try:
+        known = ld.parse_rack(text.upper())
+    except ValueError as exc:
+        raise FormatError(f"opponent rack {text!r}: {exc}") from None
+    if len(known) > RACK_SIZE:
+        raise FormatError(f"opponent rack {text!r} has more than {RACK_SIZE} tiles")
+    pool = pos.unseen_counts(0)
+    for t in known:
+        if pool[t] <= 0:
+            raise FormatError(f"opponent rack {text!r}: {ld.label(t)} is not among the unseen tiles")
+        pool[t] -= 1
+    return known
 
 
 def bag_for_mover(pos: Position) -> int:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
 
-from .engine import Engine
-from .formats import RACK_SIZE, FormatError, Move, Position, format_move, parse_move
+from .engine import Engine, find_move, known_opponent_tiles
+from .formats import RACK_SIZE, FormatError, Move, Position, format_move
 from .gamestate import game_from_position
 from .jobs import watch_stop
 
@@ -207,18 +207,9 @@ class PegJob:
             raise FormatError(f"the bag must hold 1 to 6 tiles for a pre-endgame, not {max(k, 0)}"
                               + (" (use endgame)" if k <= 0 else ""))
         self.k = k
-        known: list[int] = []
-        if opts.opp_rack:
-            try:
-                known = ld.parse_rack(opts.opp_rack.upper())
-            except ValueError as exc:
-                raise FormatError(f"opponent rack {opts.opp_rack!r}: {exc}") from None
-            if len(known) > RACK_SIZE:
-                raise FormatError(f"opponent rack {opts.opp_rack!r} has more than {RACK_SIZE} tiles")
+        known = known_opponent_tiles(pos, opts.opp_rack) if opts.opp_rack else []
         pool = list(unseen)
         for t in known:
-            if pool[t] <= 0:
-                raise FormatError(f"opponent rack {opts.opp_rack!r}: {ld.label(t)} is not among the unseen tiles")
             pool[t] -= 1
         self.unseen = unseen
         self.pool = pool
@@ -230,15 +221,7 @@ class PegJob:
         gen = engine.generate(pos, lexicon=lex.name)
         cands = gen.moves
         if opts.only_solve:
-            wanted = []
-            for text in opts.only_solve:
-                mv = parse_move(text, pos.board, ld)
-                key = format_move(mv, ld, pos.board)
-                match = [c for c in cands if format_move(c.move, ld, pos.board) == key]
-                if not match:
-                    raise FormatError(f"move {text!r} is not a legal play here")
-                wanted.extend(match)
-            cands = wanted
+            cands = [find_move(cands, text, pos) for text in opts.only_solve]
         else:
             cands = [c for c in cands if c.move.kind != "exchange"
                      and (opts.max_tiles_left < 0 or k - min(c.tiles_played, k) <= opts.max_tiles_left)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -140,42 +141,22 @@ class EngineServicer(pb_grpc.EngineServicer):
                 raise ValueError(f"threads must be 1 to 256, got {request.threads}")
             bot1, bot2 = bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
                                            request.leaves2)
-            job = self.jobs.start("autoplay")
-            return games, threads, bot1, bot2, job
+            return games, threads, bot1, bot2
 
-        games, threads, bot1, bot2, job = self._guard(context, setup)
-        context.add_callback(job.stop.set)  # client cancellation stops the engine promptly
-        log.info("job=%s kind=autoplay games=%d threads=%d seed=%d", job.job_id, games, threads, request.seed)
+        games, threads, bot1, bot2 = self._guard(context, setup)
+        log.info("kind=autoplay games=%d threads=%d seed=%d", games, threads, request.seed)
         records: list[GameRecord] = []
-        outcome: dict = {}
+        started = time.monotonic()
 
-        def work() -> None:
-            try:
-                outcome["summary"] = run_autoplay(bot1, bot2, games, seed=request.seed, threads=threads,
-                                                  pairs=request.pairs, stop=job.stop, records=records)
-            except Exception as exc:  # reported to the client below, never a crash of the server
-                outcome["error"] = exc
+        def run(stop: threading.Event):
+            return run_autoplay(bot1, bot2, games, seed=request.seed, threads=threads, pairs=request.pairs, stop=stop,
+                                records=records)
 
-        worker = threading.Thread(target=work, name=f"autoplay-{job.job_id}", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(SNAPSHOT_SECONDS)
-                remaining = context.time_remaining()
-                if remaining is not None and remaining < DEADLINE_MARGIN + SNAPSHOT_SECONDS:
-                    job.stop.set()
-                if worker.is_alive() and context.is_active():
-                    yield autoplay_to_pb(summarize(list(records), job.elapsed), job.job_id, games, False, False)
-            if "error" in outcome:
-                log.exception("job=%s failed", job.job_id, exc_info=outcome["error"])
-                _abort(context, grpc.StatusCode.INTERNAL, f"autoplay failed: {outcome['error']}", "INTERNAL")
-            summary = outcome["summary"]
-            yield autoplay_to_pb(summary, job.job_id, games, True, job.stop.is_set())
-            log.info("job=%s done games=%d stopped=%s", job.job_id, summary.games, job.stop.is_set())
-        finally:
-            job.stop.set()
-            worker.join()
-            self.jobs.finish(job)
+        yield from self._stream(
+            context, "autoplay", run,
+            lambda: autoplay_to_pb(summarize(list(records), time.monotonic() - started), "", games, False, False),
+            lambda summary, stopped: autoplay_to_pb(summary, "", games, True, stopped),
+        )
 
     # -------------------------------------------------------------- analysis jobs (streaming)
 

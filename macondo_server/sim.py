@@ -17,8 +17,8 @@ import numpy as np
 
 from engine_cy.sim import SimWorker
 
-from .engine import Engine, GeneratedMove, bag_for_mover
-from .formats import RACK_SIZE, FormatError, Position, format_move, parse_move
+from .engine import Engine, GeneratedMove, bag_for_mover, find_move, known_opponent_tiles
+from .formats import FormatError, Position, format_move
 from .gamestate import game_from_position
 from .jobs import watch_stop
 
@@ -153,35 +153,20 @@ class SimJob:
             raise FormatError("the player on turn has no tiles on the rack")
         if bag_for_mover(pos) == 0:
             raise FormatError("the bag is empty: simulate needs tiles to draw (use endgame)")
-        known: list[int] = []
         if opts.opp_rack:
-            try:
-                known = ld.parse_rack(opts.opp_rack.upper())
-            except ValueError as exc:
-                raise FormatError(f"opponent rack {opts.opp_rack!r}: {exc}") from None
-            if len(known) > RACK_SIZE:
-                raise FormatError(f"opponent rack {opts.opp_rack!r} has more than {RACK_SIZE} tiles")
-            pool = pos.unseen_counts(0)
-            for t in known:
-                if pool[t] <= 0:
-                    raise FormatError(f"opponent rack {opts.opp_rack!r}: {ld.label(t)} is not among the unseen tiles")
-                pool[t] -= 1
-        elif pos.racks[1]:
+            known = known_opponent_tiles(pos, opts.opp_rack)
+        else:
             known = list(pos.racks[1])
         gen = engine.generate(pos, lexicon=lex.name)
         chosen: list[tuple[GeneratedMove, bool]] = [(m, False) for m in gen.moves[:opts.num_plays]]
         for text in opts.plays:
-            mv = parse_move(text, pos.board, ld)
-            key = format_move(mv, ld, pos.board)
-            match = [m for m in gen.moves if format_move(m.move, ld, pos.board) == key]
-            if not match:
-                raise FormatError(f"move {text!r} is not a legal play here")
+            named = find_move(gen.moves, text, pos)
             for i, (m, _) in enumerate(chosen):
-                if m is match[0]:
+                if m is named:
                     chosen[i] = (m, True)
                     break
             else:
-                chosen.append((match[0], True))
+                chosen.append((named, True))
         self.plays = [
             SimPlay(format_move(m.move, ld, pos.board), format_move(m.move, ld, pos.board, style="table").strip(),
                     m.score, ld.rack_str(list(m.leave)), m, pos, protected)
