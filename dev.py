@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
             run([PY, *(["-m", "macondo_server", *rest] if rest else MAIN_JOB)])
         elif cmd == "test":
             run([PY, "-m", "ruff", "check", "."])
-            run([PY, "-m", "mypy", "macondo_server"])
+            run([PY, "-m", "mypy", "macondo_server", "clients/python/macondo_client"])
             run([PY, "-m", "pytest", *rest])
     except subprocess.CalledProcessError as exc:
         return exc.returncode or 1

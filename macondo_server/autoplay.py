@@ -113,7 +113,7 @@ def summarize(records: list[GameRecord], seconds: float) -> AutoplaySummary:
     )
 
 
-def _history_to_gcg(worker_game, ld, names: tuple[str, str], first_bot: int) -> GcgGame:
+def history_to_gcg(worker_game, ld, names: tuple[str, str], first_bot: int) -> GcgGame:
     """A finished game's move history as a GCG record (seat 0 moved first)."""
     seat_names = (names[first_bot], names[1 - first_bot])
     game = GcgGame(players=[(seat_names[0], seat_names[0]), (seat_names[1], seat_names[1])])
@@ -195,7 +195,7 @@ def run_autoplay(
             scores, bingos, turns, reason = w.play(tile_seed, first)
             rec = GameRecord(g, first, tuple(scores), tuple(bingos), turns, reason)
             if out_dir is not None:
-                gcg = _history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first)
+                gcg = history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first)
                 gcg.pragmas.append(("lexicon", bot1.lexicon.name))
                 (out_dir / f"game-{g:05d}.gcg").write_text(write_gcg(gcg), encoding="utf-8")
             with lock:

@@ -357,6 +357,37 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(Settings.load(args.data_dir), args.host, args.port, args.max_jobs)
 
 
+def cmd_shell(args: argparse.Namespace) -> int:
+    from macondo_client import MacondoError, connect
+    from macondo_client.shell import run_shell
+
+    try:
+        with connect(args.server, args.data_dir) as client:
+            return run_shell(client)
+    except MacondoError as exc:
+        raise CliError(exc.message) from None
+
+
+def cmd_bots(args: argparse.Namespace) -> int:
+    import contextlib
+
+    from macondo_client import MacondoError, connect
+    from macondo_client.bots import main_bots
+
+    for text in (args.strategy1, args.strategy2):
+        kind = text.partition(":")[0].strip()
+        if kind not in ("static", "sim"):
+            raise CliError(f"unknown strategy {text!r} (available: static, sim[:iterations=N,plies=P,...])")
+    try:
+        with contextlib.ExitStack() as stack:
+            first = stack.enter_context(connect(args.server, args.data_dir))
+            second = stack.enter_context(connect(args.server2)) if args.server2 else first
+            return main_bots(first, second, args.strategy1, args.strategy2, args.games, args.seed,
+                             args.lexicon or "", args.gcg_dir, args.json)
+    except MacondoError as exc:
+        raise CliError(exc.message) from None
+
+
 def _positive_int(text: str) -> int:
     try:
         v = int(text)
@@ -508,6 +539,24 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--max-jobs", type=_positive_int, default=4, help="concurrent long-running jobs")
     sv.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory (as the global option)")
     sv.set_defaults(func=cmd_serve)
+
+    sh = sub.add_parser("shell", help="interactive shell over gRPC (starts a local server without --server)")
+    sh.add_argument("--server", help="engine server address HOST:PORT (default: a server in this process)")
+    sh.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
+    sh.set_defaults(func=cmd_shell)
+
+    bt = sub.add_parser("bots", help="bot-vs-bot games through the game-session API of one or two servers")
+    bt.add_argument("--server", help="referee and bot 1 server HOST:PORT (default: a server in this process)")
+    bt.add_argument("--server2", help="bot 2 server (default: the first)")
+    bt.add_argument("--strategy1", default="static", help="static, or sim[:iterations=N,plies=P,...]")
+    bt.add_argument("--strategy2", default="static")
+    bt.add_argument("--games", type=_positive_int, default=20)
+    bt.add_argument("--seed", type=int, default=1)
+    bt.add_argument("--lexicon", help="lexicon of the games (default: the server's)")
+    bt.add_argument("--gcg-dir", help="write each game as GCG into this directory")
+    bt.add_argument("--json", action="store_true")
+    bt.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
+    bt.set_defaults(func=cmd_bots)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from .autoplay import AutoplaySummary
+from .autoplay import AutoplaySummary, history_to_gcg
 from .engine import GeneratedMove
-from .formats import Move, Position, format_move, write_cgp
+from .formats import Move, Position, format_move, write_cgp, write_gcg
 from .gamestate import position_from_game
 from .pb.macondo.v1 import engine_pb2 as pb
+from .render import render_position
 from .sessions import Session
 
 _KIND = {"place": pb.TILE_PLACEMENT, "exchange": pb.EXCHANGE, "pass": pb.PASS}
@@ -41,24 +42,40 @@ def plain_move_to_pb(mv: Move, pos: Position, score: int, equity: float = 0.0, l
 
 
 def game_to_pb(session: Session) -> pb.GameState:
+    """The game as the player on turn sees it; the opponent's rack shows once the bag is empty (it is then
+    the unseen tiles) or the game is over."""
     game = session.game
-    pos = position_from_game(game, {"lex": session.lexicon.name}, show_opponent=game.game_over)
+    ld = session.lexicon.ld
+    pos = position_from_game(game, {"lex": session.lexicon.name},
+                             show_opponent=game.game_over or game.bag_size == 0)
     history = []
     for player, kind, row, col, vertical, tiles, score, rack in game.history():
         mv = Move(kind, row, col, vertical, tuple(tiles))
         history.append(pb.PlayedMove(player=player, move=plain_move_to_pb(mv, pos, score),
-                                     rack=pos.ld.rack_str(rack)))
+                                     rack=ld.rack_str(rack)))
+    p = game.on_turn
+    names = (session.players[p], session.players[1 - p])
+    counts = pos.unseen_counts(0)
+    gcg = ""
+    if session.from_start:
+        record = history_to_gcg(game, ld, (session.players[0], session.players[1]), 0)
+        record.pragmas.append(("lexicon", session.lexicon.name))
+        gcg = write_gcg(record)
     return pb.GameState(
         game_id=session.game_id,
         cgp=write_cgp(pos),
         scores=list(game.scores),
-        on_turn=game.on_turn,
+        on_turn=p,
         players=session.players,
         bag_count=game.bag_size,
         game_over=game.game_over,
         end_reason=game.end_reason_name,
         history=history,
         lexicon=session.lexicon.name,
+        display=render_position(pos, names, game.bag_size) + ("\ngame over (" + game.end_reason_name + ")" if game.game_over else ""),
+        rack=ld.rack_str(game.rack(p)),
+        unseen="".join(ld.label(m) * counts[m] for m in range(ld.size)),
+        gcg=gcg,
     )
 
 

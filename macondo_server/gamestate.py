@@ -91,27 +91,10 @@ class CommitResult:
 def commit(pos: Position, lex: Lexicon, move_text: str, tileorder: str | None = None, seed: int = 0) -> CommitResult:
     """Play a move on a position. With a tile order (first drawn first; its length must be unseen - 7) the
     mover draws the first tiles of it and the opponent's rack becomes the unseen tiles not in it."""
-    ld = pos.ld
-    move = parse_move(move_text, pos.board, ld)
+    move = parse_move(move_text, pos.board, pos.ld)
     game = game_from_position(pos, lex, seed)
     if tileorder is not None:
-        try:
-            order = ld.parse_rack(tileorder.upper())
-        except ValueError as exc:
-            raise FormatError(f"tile order {tileorder!r}: {exc}") from None
-        unseen = _counts_to_list(pos.unseen_counts(0))
-        if len(order) != max(0, len(unseen) - RACK_SIZE):
-            raise FormatError(
-                f"tile order {tileorder!r} has {len(order)} tiles; it must have {max(0, len(unseen) - RACK_SIZE)}"
-                " (unseen tiles less a full opponent rack)"
-            )
-        rest = list(unseen)
-        for t in order:
-            if t not in rest:
-                raise FormatError(f"tile order {tileorder!r}: {ld.label(t)} is not among the unseen tiles")
-            rest.remove(t)
-        game.set_rack(1, rest)
-        game.set_bag_order(order)
+        set_tile_order(game, pos, tileorder)
     check_legal(game, lex, move, move_text)
     score = play_move(game, move)
     return CommitResult(
@@ -121,6 +104,29 @@ def commit(pos: Position, lex: Lexicon, move_text: str, tileorder: str | None = 
         end_reason=game.end_reason_name,
         bag=game.bag_list()[::-1],
     )
+
+
+def set_tile_order(game: Game, pos: Position, tileorder: str) -> None:
+    """Fix the coming draws: the player on turn (who sees `pos`) draws `tileorder` first-drawn first, and
+    the opponent holds the unseen tiles not in it. Its length must be the unseen count less a full rack."""
+    ld = pos.ld
+    try:
+        order = ld.parse_rack(tileorder.upper())
+    except ValueError as exc:
+        raise FormatError(f"tile order {tileorder!r}: {exc}") from None
+    unseen = _counts_to_list(pos.unseen_counts(0))
+    if len(order) != max(0, len(unseen) - RACK_SIZE):
+        raise FormatError(
+            f"tile order {tileorder!r} has {len(order)} tiles; it must have {max(0, len(unseen) - RACK_SIZE)}"
+            " (unseen tiles less a full opponent rack)"
+        )
+    rest = list(unseen)
+    for t in order:
+        if t not in rest:
+            raise FormatError(f"tile order {tileorder!r}: {ld.label(t)} is not among the unseen tiles")
+        rest.remove(t)
+    game.set_rack(1 - game.on_turn, rest)
+    game.set_bag_order(order)
 
 
 def check_legal(game: Game, lex: Lexicon, move: Move, text: str) -> None:

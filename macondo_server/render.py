@@ -25,7 +25,10 @@ def render_board(pos: Position) -> str:
     return "\n".join(lines)
 
 
-def render_position(pos: Position, names: tuple[str, str] = ("player on turn", "opponent")) -> str:
+def render_position(pos: Position, names: tuple[str, str] = ("player on turn", "opponent"),
+                    bag: int | None = None) -> str:
+    """The board, both racks (an unknown one as such), scores, and the tiles unseen by the player on turn.
+    `bag` is the bag size when the opponent's rack is hidden but its size is known (a game in progress)."""
     ld = pos.ld
     out = [render_board(pos), ""]
     for i in range(2):
@@ -33,7 +36,7 @@ def render_position(pos: Position, names: tuple[str, str] = ("player on turn", "
         out.append(f"{names[i]:<15} {rack:<9} {pos.scores[i]:>4}")
     counts = pos.unseen_counts(0)
     unseen = "".join(ld.label(m) * counts[m] for m in range(ld.size))
-    out.append(f"bag {pos.bag_size()} tiles; unseen to the player on turn ({sum(counts)}): {unseen}")
+    out.append(f"bag {pos.bag_size() if bag is None else bag} tiles; unseen to the player on turn ({sum(counts)}): {unseen}")
     if pos.lexicon:
         out.append(f"lexicon {pos.lexicon}")
     return "\n".join(out)

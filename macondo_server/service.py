@@ -271,7 +271,8 @@ class EngineServicer(pb_grpc.EngineServicer):
 
     def CreateGame(self, request, context):
         return self._guard(context, lambda: game_to_pb(self.sessions.create(
-            request.lexicon or None, request.seed, list(request.players), request.bingo_bonus)))
+            request.lexicon or None, request.seed, list(request.players), request.bingo_bonus, cgp=request.cgp,
+            gcg=request.gcg, turn=request.turn if request.HasField("turn") else None)))
 
     def GetGame(self, request, context):
         return self._guard(context, lambda: game_to_pb(self.sessions.get(request.game_id)))
@@ -279,7 +280,7 @@ class EngineServicer(pb_grpc.EngineServicer):
     def PlayMove(self, request, context):
         def run():
             session = self.sessions.get(request.game_id)
-            self.sessions.play(session, request.move)
+            self.sessions.play(session, request.move, request.tile_order)
             return game_to_pb(session)
 
         return self._guard(context, run)

@@ -9,11 +9,19 @@ from dataclasses import dataclass, field
 from engine_cy.game import Game
 
 from .engine import Engine
-from .formats import FormatError, Move, new_board, parse_move
-from .gamestate import check_legal, play_move
+from .formats import FormatError, Move, new_board, parse_cgp, parse_gcg, parse_move
+from .gamestate import (
+    check_legal,
+    game_from_position,
+    play_move,
+    position_from_game,
+    replay_gcg,
+    set_tile_order,
+)
 from .lexicon import Lexicon
 
 MAX_SESSIONS = 1000
+MAX_TEXT_CHARS = 4096
 
 
 class UnknownGameError(KeyError):
@@ -30,6 +38,7 @@ class Session:
     game: Game
     lexicon: Lexicon
     players: list[str]
+    from_start: bool = True          # started from an empty board, so its history is the whole game
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -40,7 +49,14 @@ class SessionStore:
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
-    def create(self, lexicon: str | None, seed: int, players: list[str], bingo_bonus: int) -> Session:
+    def create(self, lexicon: str | None, seed: int, players: list[str], bingo_bonus: int,
+               cgp: str = "", gcg: str = "", turn: int | None = None) -> Session:
+        """A new game from an empty board, or from a CGP position, or from a GCG record replayed to `turn`
+        events (all of them by default)."""
+        if cgp and gcg:
+            raise ValueError("give a CGP position or a GCG record, not both")
+        if turn is not None and not gcg:
+            raise ValueError("turn applies to a GCG record only")
         if players and len(players) != 2:
             raise ValueError(f"a game has two players, got {len(players)}")
         names = list(players) if players else ["player1", "player2"]
@@ -48,11 +64,34 @@ class SessionStore:
             raise ValueError("player nicknames must be two different non-empty names")
         if not 0 <= bingo_bonus <= 1000:
             raise ValueError(f"bingo bonus must be 0 to 1000, got {bingo_bonus}")
-        lex = self.engine.lexicon(lexicon or None)
-        game = Game(lex.kwg, lex.ld, new_board(), seed & 0xFFFFFFFFFFFFFFFF, bingo_bonus or 50, 6)
-        game.fill_rack(0)
-        game.fill_rack(1)
-        session = Session(uuid.uuid4().hex[:12], game, lex, names)
+        seed &= 0xFFFFFFFFFFFFFFFF
+        if cgp:
+            if len(cgp) > MAX_TEXT_CHARS:
+                raise ValueError(f"the CGP is longer than {MAX_TEXT_CHARS} characters")
+            pos = parse_cgp(cgp)
+            lex = self.engine.lexicon_for(pos, lexicon or None)
+            if bingo_bonus:
+                pos.ops["bb"] = str(bingo_bonus)
+            game = game_from_position(pos, lex, seed)
+            from_start = False
+        elif gcg:
+            if len(gcg) > MAX_TEXT_CHARS * 64:
+                raise ValueError(f"the GCG is longer than {MAX_TEXT_CHARS * 64} characters")
+            record = parse_gcg(gcg)
+            lex = self.engine.lexicon(lexicon or record.pragma("lexicon") or None)
+            if turn is not None and not 0 <= turn <= len(record.events):
+                raise ValueError(f"turn {turn} is out of range: the record has {len(record.events)} events")
+            game = replay_gcg(record, lex, turn, seed).game
+            if not players:
+                names = [p[0] for p in record.players]
+            from_start = False
+        else:
+            lex = self.engine.lexicon(lexicon or None)
+            game = Game(lex.kwg, lex.ld, new_board(), seed, bingo_bonus or 50, 6)
+            game.fill_rack(0)
+            game.fill_rack(1)
+            from_start = True
+        session = Session(uuid.uuid4().hex[:12], game, lex, names, from_start)
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 raise TooManyGamesError(f"{len(self._sessions)} games are open; the limit is {self.max_sessions}")
@@ -70,14 +109,19 @@ class SessionStore:
         with self._lock:
             return self._sessions.pop(game_id, None) is not None
 
-    def play(self, session: Session, text: str) -> None:
+    def play(self, session: Session, text: str, tile_order: str = "") -> None:
         game, ld = session.game, session.lexicon.ld
         with session.lock:
             if game.game_over:
                 raise FormatError("the game is over")
             move = parse_move(text, game.board, ld)
             check_legal(game, session.lexicon, move, text)
-            play_move(game, move)
+            if tile_order:
+                set_tile_order(game, position_from_game(game, show_opponent=False), tile_order)
+            try:
+                play_move(game, move)
+            finally:
+                game.set_random_order()
 
     def engine_move(self, session: Session, strategy: str) -> Move:
         """Let the engine choose and play: 'static' (best static equity), or 'sim' with options such as
@@ -100,7 +144,6 @@ class SessionStore:
 
     def _choose(self, game: Game, lex: Lexicon, kind: str, params: dict[str, float]) -> Move | None:
         from .endgame import EndgameJob, EndgameOptions
-        from .gamestate import position_from_game
         from .sim import SimJob, SimOptions
 
         pos = position_from_game(game, {"lex": lex.name}, show_opponent=False)

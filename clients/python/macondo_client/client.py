@@ -1,0 +1,271 @@
+"""A typed Python client for the engine's gRPC API (macondo.v1).
+
+    with Client("127.0.0.1:50051") as c:
+        moves = c.generate(cgp, num_plays=5)
+        for snap in c.simulate(cgp, iterations=500, seed=1):   # live snapshots, the last one final
+            print(snap.iterations, snap.plays[0].move.notation)
+
+Errors come back as `MacondoError` subclasses that carry the status code, the server's message and its
+machine-readable reason. Streams can be stopped (`stream.stop()`); the server then sends its best result
+so far as the final snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any, Generic, TypeVar
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from macondo_server.pb.macondo.v1 import engine_pb2 as pb
+from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+__all__ = [
+    "Client", "Stream", "MacondoError", "InvalidArgument", "NotFound", "ResourceExhausted", "DeadlineExceeded",
+    "Unavailable", "pb",
+]
+
+
+class MacondoError(Exception):
+    """An RPC failed. `code` is the gRPC status code, `reason` the server's ErrorInfo reason when given."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidArgument(MacondoError):
+    pass
+
+
+class NotFound(MacondoError):
+    pass
+
+
+class ResourceExhausted(MacondoError):
+    pass
+
+
+class DeadlineExceeded(MacondoError):
+    pass
+
+
+class Unavailable(MacondoError):
+    pass
+
+
+_ERRORS = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
+    grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
+    grpc.StatusCode.UNAVAILABLE: Unavailable,
+}
+
+
+def _translate(exc: grpc.RpcError) -> MacondoError:
+    code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    message = (exc.details() if hasattr(exc, "details") else "") or str(code)
+    reason = ""
+    try:
+        status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    except (ValueError, AttributeError):
+        status = None
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                info = error_details_pb2.ErrorInfo()
+                detail.Unpack(info)
+                reason = info.reason
+    if code == grpc.StatusCode.UNAVAILABLE:
+        message = f"the engine server is unavailable ({message})"
+    return _ERRORS.get(code, MacondoError)(code, message, reason)
+
+
+def _request(cls: Any, **fields: Any) -> Any:
+    """Build a request message; an unknown or mistyped option is a ValueError that names it."""
+    known = {f.name for f in cls.DESCRIPTOR.fields}
+    unknown = sorted(k for k in fields if k not in known)
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} for {cls.DESCRIPTOR.name}; "
+                         f"known: {', '.join(sorted(known))}")
+    try:
+        return cls(**{k: v for k, v in fields.items() if v is not None})
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{cls.DESCRIPTOR.name}: {exc}") from None
+
+
+T = TypeVar("T")
+
+
+class Stream(Generic[T]):
+    """Snapshots of a long job, the last one marked `final`. Iterate it, or call `result()` for the final
+    snapshot. `stop()` (from any thread) asks the server to stop; the stream then ends with the best result
+    so far. `latest` is the newest snapshot seen."""
+
+    def __init__(self, client: Client, call: Any) -> None:
+        self._client = client
+        self._call = call
+        self._lock = threading.Lock()
+        self._stop_requested = False
+        self.job_id = ""
+        self.latest: T | None = None
+
+    def __iter__(self) -> Iterator[T]:
+        try:
+            for msg in self._call:
+                with self._lock:
+                    self.latest = msg
+                    first_id = not self.job_id and bool(msg.job_id)
+                    if first_id:
+                        self.job_id = msg.job_id
+                    pending = first_id and self._stop_requested
+                if pending:
+                    self._client.stop_job(self.job_id)
+                yield msg
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.CANCELLED and self._stop_requested:
+                return
+            raise _translate(exc) from None
+
+    def result(self) -> T:
+        """Consume the stream and return the final snapshot."""
+        for _ in self:
+            pass
+        if self.latest is None:
+            raise MacondoError(grpc.StatusCode.UNKNOWN, "the stream ended without a result")
+        return self.latest
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop_requested = True
+            job_id = self.job_id
+        if job_id:
+            self._client.stop_job(job_id)
+
+    def cancel(self) -> None:
+        """Abandon the stream without waiting for a result."""
+        with self._lock:
+            self._stop_requested = True
+        self._call.cancel()
+
+
+class Client:
+    """A connection to one engine server. `timeout` is the deadline of unary calls (seconds);
+    `stream_timeout` that of streams (None: no deadline; the jobs' own time limits apply)."""
+
+    def __init__(self, address: str = DEFAULT_ADDRESS, timeout: float = 60.0, stream_timeout: float | None = None,
+                 connect_timeout: float | None = 5.0) -> None:
+        self.address = address
+        self.timeout = timeout
+        self.stream_timeout = stream_timeout
+        self._channel = grpc.insecure_channel(address, options=[
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ])
+        if connect_timeout is not None:
+            try:
+                grpc.channel_ready_future(self._channel).result(timeout=connect_timeout)
+            except grpc.FutureTimeoutError:
+                self._channel.close()
+                raise Unavailable(grpc.StatusCode.UNAVAILABLE,
+                                  f"cannot reach an engine server at {address} within {connect_timeout:g} s") from None
+        self.stub = pb_grpc.EngineStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- plumbing
+
+    def _unary(self, method: str, request: Any, timeout: float | None = None) -> Any:
+        try:
+            return getattr(self.stub, method)(request, timeout=timeout or self.timeout)
+        except grpc.RpcError as exc:
+            raise _translate(exc) from None
+
+    def _stream(self, method: str, request: Any, timeout: float | None = None) -> Stream:
+        call = getattr(self.stub, method)(request, timeout=timeout or self.stream_timeout)
+        return Stream(self, call)
+
+    @staticmethod
+    def _position(cgp: str, lexicon: str = "") -> pb.Position:
+        return pb.Position(cgp=cgp, lexicon=lexicon or "")
+
+    # -------------------------------------------------------------- RPCs
+
+    def server_info(self) -> pb.ServerInfo:
+        return self._unary("GetServerInfo", pb.GetServerInfoRequest())
+
+    def generate(self, cgp: str, num_plays: int = 15, all: bool = False, sort: str = "equity",
+                 lexicon: str = "", leaves: str = "") -> pb.GenerateMovesResponse:
+        if sort not in ("equity", "score"):
+            raise ValueError(f"sort must be 'equity' or 'score', got {sort!r}")
+        req = pb.GenerateMovesRequest(position=self._position(cgp, lexicon), num_plays=num_plays, all=all,
+                                      sort=pb.SORT_SCORE if sort == "score" else pb.SORT_EQUITY, leaves=leaves)
+        return self._unary("GenerateMoves", req)
+
+    def simulate(self, cgp: str, lexicon: str = "", timeout: float | None = None,
+                 **options: Any) -> Stream[pb.SimulateProgress]:
+        """Options: plies, num_plays, plays (list of moves), iterations, stop (95/98/99), max_time, threads,
+        seed, opp_rack."""
+        req = _request(pb.SimulateRequest, position=self._position(cgp, lexicon), **options)
+        return self._stream("Simulate", req, timeout)
+
+    def solve_endgame(self, cgp: str, lexicon: str = "", timeout: float | None = None,
+                      **options: Any) -> Stream[pb.EndgameProgress]:
+        """Options: plies, max_time, threads, first_win, disable_heuristics, tt_megabytes."""
+        req = _request(pb.SolveEndgameRequest, position=self._position(cgp, lexicon), **options)
+        return self._stream("SolveEndgame", req, timeout)
+
+    def solve_pre_endgame(self, cgp: str, lexicon: str = "", timeout: float | None = None,
+                          **options: Any) -> Stream[pb.PreEndgameProgress]:
+        """Options: endgame_plies, only_solve (list), max_tiles_left, max_nested_depth, skip_deep_pass,
+        early_cutoff, skip_tiebreaker, opp_rack, threads, max_time, endgame_heuristics."""
+        req = _request(pb.SolvePreEndgameRequest, position=self._position(cgp, lexicon), **options)
+        return self._stream("SolvePreEndgame", req, timeout)
+
+    def autoplay(self, timeout: float | None = None, **options: Any) -> Stream[pb.AutoplayProgress]:
+        """Options: games, lexicon, leaves, lexicon2, leaves2, seed, threads, pairs."""
+        return self._stream("Autoplay", _request(pb.AutoplayRequest, **options), timeout)
+
+    def stop_job(self, job_id: str) -> bool:
+        return bool(self._unary("StopJob", pb.StopJobRequest(job_id=job_id)).found)
+
+    # -------------------------------------------------------------- game sessions
+
+    def create_game(self, lexicon: str = "", seed: int = 0, players: list[str] | None = None,
+                    bingo_bonus: int = 0, cgp: str = "", gcg: str = "", turn: int | None = None) -> pb.GameState:
+        req = pb.CreateGameRequest(lexicon=lexicon, seed=seed, players=players or [], bingo_bonus=bingo_bonus,
+                                   cgp=cgp, gcg=gcg)
+        if turn is not None:
+            req.turn = turn
+        return self._unary("CreateGame", req)
+
+    def get_game(self, game_id: str) -> pb.GameState:
+        return self._unary("GetGame", pb.GetGameRequest(game_id=game_id))
+
+    def play_move(self, game_id: str, move: str, tile_order: str = "") -> pb.GameState:
+        return self._unary("PlayMove", pb.PlayMoveRequest(game_id=game_id, move=move, tile_order=tile_order))
+
+    def engine_move(self, game_id: str, strategy: str = "static", timeout: float | None = None) -> pb.EngineMoveResponse:
+        return self._unary("EngineMove", pb.EngineMoveRequest(game_id=game_id, strategy=strategy), timeout)
+
+    def delete_game(self, game_id: str) -> bool:
+        return bool(self._unary("DeleteGame", pb.DeleteGameRequest(game_id=game_id)).found)

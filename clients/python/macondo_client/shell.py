@@ -1,0 +1,589 @@
+"""`macondo shell`: an interactive shell in the spirit of Macondo's, driving an engine server over gRPC.
+
+Flags are written `-name value` (or `--name value`); booleans may stand alone or take `true`/`false`.
+Errors are printed as messages and the shell keeps running.
+"""
+
+from __future__ import annotations
+
+import cmd
+import os
+import shlex
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .client import Client, MacondoError, Stream, pb
+from .render import autoplay_text, endgame_text, moves_table, peg_table, progress_line, sim_table
+
+HISTORY_FILE = os.environ.get("MACONDO_HISTORY", str(Path.home() / ".macondo_shell_history"))
+MAX_STEP = 600.0
+
+
+class ShellError(Exception):
+    """A user error in a command: printed as a message."""
+
+
+@dataclass
+class Flag:
+    field: str
+    kind: str = "int"          # int, float, str, bool, list
+    help: str = ""
+
+
+def _value(name: str, flag: Flag, text: str) -> Any:
+    try:
+        if flag.kind == "int":
+            return int(text)
+        if flag.kind == "float":
+            return float(text)
+    except ValueError:
+        raise ShellError(f"-{name} takes a {'whole number' if flag.kind == 'int' else 'number'}, "
+                         f"got {text!r}") from None
+    return text
+
+
+def parse_flags(tokens: list[str], spec: dict[str, Flag]) -> tuple[list[str], dict[str, Any]]:
+    """Split tokens into positional words and flag values named by `spec` (field -> value)."""
+    positional: list[str] = []
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("-") and len(tok) > 1 and not tok.lstrip("-").lstrip("0123456789.") == "":
+            name = tok.lstrip("-")
+            flag = spec.get(name)
+            if flag is None:
+                known = " ".join(f"-{k}" for k in spec) or "none"
+                raise ShellError(f"unknown flag -{name} (known: {known})")
+            if flag.kind == "bool":
+                value = True
+                if i + 1 < len(tokens) and tokens[i + 1].lower() in ("true", "false"):
+                    value = tokens[i + 1].lower() == "true"
+                    i += 1
+                out[flag.field] = value
+            else:
+                if i + 1 >= len(tokens):
+                    raise ShellError(f"-{name} needs a value")
+                v = _value(name, flag, tokens[i + 1])
+                if flag.kind == "list":
+                    out.setdefault(flag.field, []).append(v)
+                else:
+                    out[flag.field] = v
+                i += 1
+        else:
+            positional.append(tok)
+        i += 1
+    return positional, out
+
+
+def _split(arg: str) -> list[str]:
+    try:
+        return shlex.split(arg)
+    except ValueError as exc:
+        raise ShellError(f"cannot parse the command line: {exc}") from None
+
+
+SIM_FLAGS = {
+    "plies": Flag("plies", "int", "look-ahead plies after the candidate (2)"),
+    "threads": Flag("threads", "int", "worker threads (all cores)"),
+    "stop": Flag("stop", "int", "confidence-based auto-stop: 95, 98 or 99"),
+    "opprack": Flag("opp_rack", "str", "known opponent tiles"),
+    "iterations": Flag("iterations", "int", "iteration cap (1000)"),
+    "maxtime": Flag("max_time", "float", "seconds"),
+    "seed": Flag("seed", "int", "random seed"),
+    "num-plays": Flag("num_plays", "int", "candidates by static equity (15)"),
+    "play": Flag("plays", "list", "also simulate this play (repeatable)"),
+    "avoid-prune": Flag("plays", "list", "never prune this play; added if missing (repeatable)"),
+}
+ENDGAME_FLAGS = {
+    "plies": Flag("plies", "int", "search depth (4)"),
+    "maxtime": Flag("max_time", "float", "seconds; returns the deepest completed depth"),
+    "threads": Flag("threads", "int", "threads (all cores)"),
+    "first-win-optim": Flag("first_win", "bool", "stop at the first win found"),
+    "heuristics": Flag("heuristics", "bool", "greedy playout at leaves (true)"),
+    "tt-mb": Flag("tt_megabytes", "int", "transposition table size in MB (256)"),
+}
+PEG_FLAGS = {
+    "endgameplies": Flag("endgame_plies", "int", "depth of each endgame (4)"),
+    "endgame-plies": Flag("endgame_plies", "int", "same as -endgameplies"),
+    "maxtime": Flag("max_time", "float", "seconds"),
+    "threads": Flag("threads", "int", "threads (all cores)"),
+    "max-tiles-left": Flag("max_tiles_left", "int", "plays leaving at most N in the bag; -1 all, 0 emptying (1)"),
+    "max-nested-depth": Flag("max_nested_depth", "int", "nested pre-endgame depth; -1 unlimited, 0 none (1)"),
+    "skip-deep-pass": Flag("skip_deep_pass", "bool", "nested passes only after a pass (true)"),
+    "early-cutoff": Flag("early_cutoff", "bool", "abandon plays that cannot beat the leader"),
+    "skip-tiebreaker": Flag("skip_tiebreaker", "bool", "no spread tiebreak"),
+    "opprack": Flag("opp_rack", "str", "known opponent tiles"),
+    "only-solve": Flag("only_solve", "list", "solve only this play (repeatable)"),
+    "endgame-heuristics": Flag("endgame_heuristics", "bool", "greedy playout inside the endgames"),
+    "maxsolutions": Flag("rows", "int", "rows printed (30)"),
+}
+AUTOPLAY_FLAGS = {
+    "games": Flag("games", "int", "games (100)"),
+    "lexicon": Flag("lexicon", "str", "bot 1 lexicon"),
+    "leaves": Flag("leaves", "str", "bot 1 leave file (server path)"),
+    "lexicon2": Flag("lexicon2", "str", "bot 2 lexicon"),
+    "leaves2": Flag("leaves2", "str", "bot 2 leave file"),
+    "seed": Flag("seed", "int", "random seed"),
+    "threads": Flag("threads", "int", "threads (all cores)"),
+    "pairs": Flag("pairs", "bool", "play games in pairs with identical draws"),
+}
+NEW_FLAGS = {"seed": Flag("seed", "int", "tile draws"), "lexicon": Flag("lexicon", "str", "lexicon")}
+LOAD_FLAGS = {"turn": Flag("turn", "int", "replay this many events")}
+COMMIT_FLAGS = {"tileorder": Flag("tile_order", "str", "draw order, first drawn first")}
+FLAG_SPECS = {"sim": SIM_FLAGS, "endgame": ENDGAME_FLAGS, "peg": PEG_FLAGS, "autoplay": AUTOPLAY_FLAGS,
+              "new": NEW_FLAGS, "load": LOAD_FLAGS, "commit": COMMIT_FLAGS}
+
+
+def _flag_help(spec: dict[str, Flag]) -> str:
+    return "\n".join(f"  -{name:<20}{flag.help}" for name, flag in spec.items())
+
+
+@dataclass
+class BackgroundSim:
+    stream: Stream
+    thread: threading.Thread
+    error: list[str] = field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return self.thread.is_alive()
+
+
+class MacondoShell(cmd.Cmd):
+    intro = "macondo shell: type help for the commands, quit to leave."
+    prompt = "macondo> "
+
+    def __init__(self, client: Client, stdin=None, stdout=None, interactive: bool | None = None) -> None:
+        super().__init__(stdin=stdin, stdout=stdout)
+        self.client = client
+        self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self.lexicon = ""
+        self.game: pb.GameState | None = None
+        self.moves: list[pb.Move] = []
+        self.sim: BackgroundSim | None = None
+
+    # -------------------------------------------------------------- plumbing
+
+    def say(self, text: str = "") -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def precmd(self, line: str) -> str:
+        if not self.interactive and line != "EOF":
+            self.say(line)     # a transcript reads like a session
+        return line
+
+    def onecmd(self, line: str) -> bool:
+        try:
+            return super().onecmd(line)
+        except ShellError as exc:
+            self.say(f"error: {exc}")
+        except MacondoError as exc:
+            self.say(f"error: {exc.message}")
+        except (ValueError, OSError) as exc:
+            self.say(f"error: {exc}")
+        except KeyboardInterrupt:
+            self.say("interrupted")
+        except Exception as exc:  # the shell keeps running whatever happens
+            self.say(f"internal error: {type(exc).__name__}: {exc}")
+        return False
+
+    def emptyline(self) -> bool:
+        return False
+
+    def default(self, line: str) -> None:
+        self.say(f"error: unknown command {line.split()[0]!r}; type help for the list")
+
+    def cmdloop(self, intro: str | None = None) -> None:
+        while True:
+            try:
+                super().cmdloop(intro if intro is not None else (self.intro if self.interactive else ""))
+                return
+            except KeyboardInterrupt:
+                self.say("^C (type quit to leave)")
+                intro = ""
+
+    def _need_game(self) -> pb.GameState:
+        if self.game is None:
+            raise ShellError("no position loaded: use load cgp <CGP>, load gcg <FILE> or new")
+        return self.game
+
+    def _set_game(self, state: pb.GameState, show: bool = True) -> None:
+        old = self.game
+        self.game = state
+        self.moves = []
+        if old is not None and old.game_id != state.game_id:
+            try:
+                self.client.delete_game(old.game_id)
+            except MacondoError:
+                pass
+        if show:
+            self.say(state.display)
+
+    def _foreground(self, stream: Stream, render: Callable[[Any], str]) -> Any:
+        """Follow a job to its end with a progress line on a terminal; Ctrl-C stops it and shows the best
+        result so far."""
+        live = self.interactive and self.stdout.isatty()
+        last = 0.0
+        while True:
+            try:
+                for snap in stream:
+                    if live and not snap.final and time.monotonic() - last > 0.5:
+                        last = time.monotonic()
+                        self.stdout.write("\r" + progress_line(snap)[:110].ljust(110))
+                        self.stdout.flush()
+                break
+            except KeyboardInterrupt:
+                self.say("\nstopping; the best result so far follows")
+                stream.stop()
+        if live:
+            self.stdout.write("\r" + " " * 110 + "\r")
+        if stream.latest is None:
+            raise ShellError("the job ended without a result")
+        self.say(render(stream.latest))
+        return stream.latest
+
+    # -------------------------------------------------------------- position and moves
+
+    def do_load(self, arg: str) -> None:
+        """load cgp <CGP...> | load gcg <FILE> [-turn N] | load <FILE.gcg> [-turn N]
+        Load a position (a CGP becomes a single-position game) or replay a GCG game, to turn N or the end."""
+        words = arg.strip().split(None, 1)
+        if not words:
+            raise ShellError("load what? load cgp <CGP> or load gcg <FILE>")
+        if words[0].lower() == "cgp":
+            if len(words) < 2:
+                raise ShellError("load cgp needs a position")
+            self._set_game(self.client.create_game(lexicon=self.lexicon, cgp=words[1].strip()))
+            return
+        rest = words[1] if words[0].lower() == "gcg" and len(words) > 1 else arg
+        if words[0].lower() == "gcg" and len(words) < 2:
+            raise ShellError("load gcg needs a file name")
+        pos, opts = parse_flags(_split(rest), LOAD_FLAGS)
+        if len(pos) != 1:
+            raise ShellError("load gcg takes one file name")
+        path = Path(pos[0]).expanduser()
+        if not path.is_file():
+            raise ShellError(f"no such file: {path}")
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        state = self.client.create_game(lexicon=self.lexicon, gcg=text, turn=opts.get("turn"))
+        self._set_game(state)
+
+    def complete_load(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
+        words = line[:begidx].split()
+        if len(words) == 1:
+            return [w for w in ("cgp", "gcg") if w.startswith(text)] + _complete_path(text)
+        if text.startswith("-"):
+            return [f"-{name}" for name in LOAD_FLAGS if f"-{name}".startswith(text)]
+        if words[1] == "gcg" or words[1].endswith(".gcg"):
+            return _complete_path(text)
+        return []
+
+    def do_new(self, arg: str) -> None:
+        """new [-seed S] [-lexicon NAME]
+        Start a game from the empty board with random racks."""
+        pos, opts = parse_flags(_split(arg), NEW_FLAGS)
+        if pos:
+            raise ShellError(f"new takes only flags, got {' '.join(pos)!r}")
+        seed = opts.get("seed", int(time.time() * 1000) & 0x7FFFFFFF)
+        self._set_game(self.client.create_game(lexicon=opts.get("lexicon", self.lexicon), seed=seed))
+
+    def do_show(self, arg: str) -> None:
+        """show
+        Draw the board (premium squares: = triple word, - double word, " triple letter, ' double letter),
+        the racks, scores and the tiles unseen by the player on turn."""
+        game = self._need_game()
+        self.game = self.client.get_game(game.game_id)
+        self.say(self.game.display)
+        if self.game.history:
+            last = self.game.history[-1]
+            self.say(f"last move: {self.game.players[last.player]} {last.move.display.strip()} "
+                     f"({last.move.score})")
+
+    def do_gen(self, arg: str) -> None:
+        """gen [N]
+        Generate every legal move and show the top N by equity (15)."""
+        game = self._need_game()
+        words = _split(arg)
+        try:
+            n = int(words[0]) if words else 15
+        except ValueError:
+            raise ShellError(f"gen takes a number of moves, got {words[0]!r}") from None
+        if n <= 0 or len(words) > 1:
+            raise ShellError("gen takes one positive number")
+        resp = self.client.generate(game.cgp, num_plays=n, lexicon=self.lexicon)
+        self.moves = list(resp.moves)
+        self.say(moves_table(resp))
+
+    def do_commit(self, arg: str) -> None:
+        """commit #N | commit <MOVE> [-tileorder LETTERS]
+        Play move N of the last gen list, or a move in notation (8G QI, 2L P.ND, exch ABC, pass); the
+        tile order fixes the draws (first drawn first) and the opponent holds the other unseen tiles."""
+        game = self._need_game()
+        pos, opts = parse_flags(_split(arg), COMMIT_FLAGS)
+        if not pos:
+            raise ShellError("commit what? commit #N or commit <MOVE>")
+        text = " ".join(pos)
+        if text.startswith("#"):
+            try:
+                k = int(text[1:])
+            except ValueError:
+                raise ShellError(f"{text!r} is not a move number") from None
+            if not 1 <= k <= len(self.moves):
+                raise ShellError(f"no move #{k}: the last gen listed {len(self.moves)} moves")
+            text = self.moves[k - 1].notation
+        self._set_game(self.client.play_move(game.game_id, text, opts.get("tile_order", "")))
+
+    # -------------------------------------------------------------- analysis
+
+    def do_sim(self, arg: str) -> None:
+        """sim [options] | sim stop | sim show | sim details | sim watch
+        Simulate the top plays in the background. stop: stop and show the result; show: the ranking so
+        far; details: with per-ply statistics; watch: follow it live until it ends (Ctrl-C returns).
+        Options:
+        """
+        words = _split(arg)
+        if words and words[0] in ("stop", "show", "details", "watch"):
+            if len(words) > 1:
+                raise ShellError(f"sim {words[0]} takes no arguments")
+            return self._sim_verb(words[0])
+        game = self._need_game()
+        if self.sim is not None and self.sim.running:
+            raise ShellError("a simulation is running: sim stop first")
+        pos, opts = parse_flags(words, SIM_FLAGS)
+        if pos:
+            raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -play")
+        stream = self.client.simulate(game.cgp, lexicon=self.lexicon, **opts)
+        errors: list[str] = []
+
+        def follow() -> None:
+            try:
+                for _ in stream:
+                    pass
+            except MacondoError as exc:
+                errors.append(exc.message)
+
+        thread = threading.Thread(target=follow, name="sim-follow", daemon=True)
+        thread.start()
+        self.sim = BackgroundSim(stream, thread, errors)
+        thread.join(0.3)
+        if errors:
+            raise ShellError(errors[0])
+        self.say("simulation started in the background: sim show, sim watch, sim stop")
+
+    def _sim_verb(self, verb: str) -> None:
+        sim = self.sim
+        if sim is None:
+            raise ShellError("no simulation: start one with sim [options]")
+        if verb == "stop":
+            if sim.running:
+                sim.stream.stop()
+                sim.thread.join(MAX_STEP)
+        elif verb == "watch":
+            self._watch(sim)
+        if sim.error:
+            raise ShellError(sim.error[0])
+        snap = sim.stream.latest
+        if snap is None:
+            self.say("the simulation has no results yet")
+            return
+        self.say(sim_table(snap, details=verb == "details"))
+
+    def _watch(self, sim: BackgroundSim) -> None:
+        if not (self.interactive and self.stdout.isatty()):
+            sim.thread.join()
+            return
+        try:
+            from rich.live import Live
+            from rich.text import Text
+
+            with Live(Text(""), refresh_per_second=4, transient=True) as live:
+                while sim.running:
+                    if sim.stream.latest is not None:
+                        live.update(Text(sim_table(sim.stream.latest)))
+                    sim.thread.join(0.25)
+        except KeyboardInterrupt:
+            self.say("(the simulation goes on in the background)")
+
+    def complete_sim(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
+        return _complete_words(text, line, ["stop", "show", "details", "watch"], SIM_FLAGS)
+
+    def do_endgame(self, arg: str) -> None:
+        """endgame [options]
+        Solve the endgame (the bag must be empty). Ctrl-C stops and shows the deepest completed result.
+        Options:
+        """
+        game = self._need_game()
+        pos, opts = parse_flags(_split(arg), ENDGAME_FLAGS)
+        if pos:
+            raise ShellError(f"unexpected {' '.join(pos)!r}")
+        if "heuristics" in opts:
+            opts["disable_heuristics"] = not opts.pop("heuristics")
+        stream = self.client.solve_endgame(game.cgp, lexicon=self.lexicon, **opts)
+        self._foreground(stream, lambda s: endgame_text(s, opts.get("first_win", False), opts.get("plies", 4)))
+
+    def do_peg(self, arg: str) -> None:
+        """peg [options]
+        Solve the pre-endgame (1 to 6 tiles in the bag) over every draw. Ctrl-C stops and shows the best
+        ranking so far.
+        Options:
+        """
+        game = self._need_game()
+        pos, opts = parse_flags(_split(arg), PEG_FLAGS)
+        if pos:
+            raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -only-solve")
+        rows = opts.pop("rows", 30)
+        stream = self.client.solve_pre_endgame(game.cgp, lexicon=self.lexicon, **opts)
+        self._foreground(stream, lambda s: peg_table(s, rows))
+
+    def do_autoplay(self, arg: str) -> None:
+        """autoplay [options]
+        Static-equity bot against static-equity bot on the server. Ctrl-C stops with the tally so far.
+        Options:
+        """
+        pos, opts = parse_flags(_split(arg), AUTOPLAY_FLAGS)
+        if pos:
+            raise ShellError(f"unexpected {' '.join(pos)!r}")
+        if self.lexicon and "lexicon" not in opts:
+            opts["lexicon"] = self.lexicon
+        self._foreground(self.client.autoplay(**opts), autoplay_text)
+
+    def completedefault(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
+        spec = FLAG_SPECS.get(line.split()[0] if line.split() else "")
+        return _complete_words(text, line, [], spec) if spec else []
+
+    # -------------------------------------------------------------- settings
+
+    def do_set(self, arg: str) -> None:
+        """set | set lexicon NAME
+        Show the settings, or choose the lexicon for new positions, move generation and analysis."""
+        words = _split(arg)
+        if not words:
+            info = self.client.server_info()
+            self.say(f"lexicon {self.lexicon or info.default_lexicon}"
+                     f"{'' if self.lexicon else ' (the server default)'}")
+            self.say(f"server {self.client.address}, engine {info.version}, API {info.api_version}")
+            return
+        if words[0] != "lexicon" or len(words) != 2:
+            raise ShellError("usage: set lexicon NAME")
+        names = [lx.name for lx in self.client.server_info().lexica]
+        match = next((n for n in names if n.lower() == words[1].lower()), None)
+        if match is None:
+            raise ShellError(f"unknown lexicon {words[1]!r} (available: {', '.join(names)})")
+        self.lexicon = match
+        self.say(f"lexicon set to {match}")
+
+    def complete_set(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
+        words = line[:begidx].split()
+        if len(words) == 1:
+            return [w for w in ("lexicon",) if w.startswith(text)]
+        if len(words) == 2 and words[1] == "lexicon":
+            try:
+                names = [lx.name for lx in self.client.server_info().lexica]
+            except MacondoError:
+                return []
+            return [n for n in names if n.lower().startswith(text.lower())]
+        return []
+
+    def do_info(self, arg: str) -> None:
+        """info
+        The server's version, lexica and limits."""
+        info = self.client.server_info()
+        self.say(f"engine {info.version}, API {info.api_version}, default lexicon {info.default_lexicon}")
+        for lx in info.lexica:
+            self.say(f"  {lx.name:<10} {'leaves' if lx.has_leaves else 'no leaves':<10} {lx.source}")
+        self.say(f"jobs running {info.running_jobs}/{info.limits.max_jobs}")
+
+    def do_quit(self, arg: str) -> bool:
+        """quit | exit
+        Leave the shell (a running simulation is stopped)."""
+        if self.sim is not None and self.sim.running:
+            self.sim.stream.stop()
+            self.sim.thread.join(5)
+        if self.game is not None:
+            try:
+                self.client.delete_game(self.game.game_id)
+            except MacondoError:
+                pass
+        return True
+
+    do_exit = do_quit
+
+    def do_EOF(self, arg: str) -> bool:
+        if self.interactive:
+            self.say("")
+        return self.do_quit(arg)
+
+    def do_help(self, arg: str) -> None:
+        """help [command]
+        List the commands, or explain one."""
+        if arg:
+            fn = getattr(self, "do_" + arg.strip(), None)
+            if fn is None or not fn.__doc__:
+                raise ShellError(f"no help on {arg!r}")
+            doc = "\n".join(line.strip() for line in fn.__doc__.strip().splitlines())
+            spec = FLAG_SPECS.get(arg.strip())
+            self.say(doc + ("\n" + _flag_help(spec) if spec else ""))
+            return
+        self.say("commands (help <command> for details):")
+        for name in sorted(n[3:] for n in self.get_names() if n.startswith("do_") and n not in ("do_EOF", "do_exit")):
+            lines = (getattr(self, "do_" + name).__doc__ or "").strip().splitlines()
+            self.say(f"  {lines[0] if lines else name}")
+
+
+def _complete_path(text: str) -> list[str]:
+    base = Path(text).expanduser()
+    folder = base if text.endswith("/") else base.parent
+    stem = "" if text.endswith("/") else base.name
+    try:
+        entries = sorted(folder.iterdir()) if str(folder) else sorted(Path(".").iterdir())
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        if e.name.startswith(stem) and (e.is_dir() or e.suffix.lower() == ".gcg"):
+            shown = os.path.join(os.path.dirname(text), e.name) if not text.endswith("/") else text + e.name
+            out.append(shown + ("/" if e.is_dir() else ""))
+    return out
+
+
+def _complete_words(text: str, line: str, verbs: list[str], spec: dict[str, Flag]) -> list[str]:
+    first = len(line.split()) <= 1 or (len(line.split()) == 2 and not line.endswith(" "))
+    options = (verbs if first else []) + [f"-{name}" for name in spec]
+    return [o for o in options if o.startswith(text)]
+
+
+def run_shell(client: Client, stdin=None, stdout=None) -> int:
+    interactive = sys.stdin.isatty() if stdin is None else False
+    shell = MacondoShell(client, stdin=stdin, stdout=stdout, interactive=interactive)
+    if stdin is not None:
+        shell.use_rawinput = False
+    readline = None
+    if interactive:
+        try:
+            import readline as _readline
+
+            readline = _readline
+            readline.set_completer_delims(" \t\n")
+            if os.path.exists(HISTORY_FILE):
+                readline.read_history_file(HISTORY_FILE)
+            readline.set_history_length(2000)
+        except (ImportError, OSError):
+            readline = None
+    else:
+        shell.prompt = "macondo> "
+    try:
+        shell.cmdloop()
+    finally:
+        if readline is not None:
+            try:
+                readline.write_history_file(HISTORY_FILE)
+            except OSError:
+                pass
+    return 0
