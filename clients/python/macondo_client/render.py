@@ -76,7 +76,7 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30) -> str:
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
                  f"{snap.total_permutations} ordered draws in all.")
     state = "complete" if snap.complete else ("stopped" if snap.stopped else "running")
-    lines.append(f"{snap.draws_done}/{snap.draws_total} draws, {snap.endgames} endgames, "
+    lines.append(f"{snap.draws_done}/{snap.draws_total} play-draw jobs, {snap.endgames} endgames, "
                  f"{snap.nested_calls} nested solves, {snap.elapsed_seconds:.1f} s ({state})")
     return "\n".join(lines)
 
