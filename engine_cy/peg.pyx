@@ -112,6 +112,14 @@ cdef class PegWorker:
     cdef int own_stop
     cdef public long long endgames
     cdef public long long nested_calls
+    # a trace of the first nested solve (for --eventuality): chosen play, sub-draws and their verdicts
+    cdef bint tracing
+    cdef bint trace_have
+    cdef Move trace_move
+    cdef int trace_n, trace_k, trace_actual
+    cdef ml_t* trace_seqs
+    cdef int64_t* trace_weights
+    cdef uint8_t* trace_verdict
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -132,6 +140,23 @@ cdef class PegWorker:
         self.own_stop = 0
         self.endgames = 0
         self.nested_calls = 0
+        self.tracing = False
+        self.trace_have = False
+        self.trace_seqs = NULL
+        self.trace_weights = NULL
+        self.trace_verdict = NULL
+
+    def __dealloc__(self):
+        self._free_trace()
+
+    cdef void _free_trace(self) noexcept nogil:
+        free(self.trace_seqs)
+        free(self.trace_weights)
+        free(self.trace_verdict)
+        self.trace_seqs = NULL
+        self.trace_weights = NULL
+        self.trace_verdict = NULL
+        self.trace_have = False
 
     def request_stop(self):
         self.own_stop = 1
@@ -267,7 +292,7 @@ cdef class PegWorker:
     cdef int nested_core(self, int d, int k, int nq, uint8_t* unseen, const ml_t* actual, ml_t* seqs,
                          int64_t* weights, int* reps, KeyIdx* keys, uint8_t* verdict, uint8_t* cur) noexcept nogil:
         cdef int p = self.g.on_turn, o = 1 - p, size = self.g.ld.size
-        cdef int i, j, t, qi, r, n_c, c, actual_idx = -1
+        cdef int i, j, t, qi, r, n_c, c, actual_idx = -1, best_c = -1
         cdef uint8_t opp_counts[MAX_ALPHABET]
         cdef ml_t cur_seq[MAX_SEQ]
         cdef ArenaMove* cands
@@ -346,12 +371,27 @@ cdef class PegWorker:
                 best = T
                 memcpy(verdict, cur, nq)
                 have_best = True
+                best_c = c
             else:
                 for qi in range(nq):
                     if cur[qi] > verdict[qi]:
                         verdict[qi] = cur[qi]
             if best == 0 and all_win:
                 break
+        if self.tracing and d == 1:
+            self._free_trace()
+            if have_best:
+                unpack_move(cands[best_c].move, self.g.board, &self.trace_move)
+                self.trace_move.score = cands[best_c].score
+                self.trace_seqs = <ml_t*> malloc(nq * MAX_SEQ)
+                self.trace_weights = <int64_t*> malloc(nq * sizeof(int64_t))
+                self.trace_verdict = <uint8_t*> malloc(nq)
+                if self.trace_seqs != NULL and self.trace_weights != NULL and self.trace_verdict != NULL:
+                    memcpy(self.trace_seqs, seqs, nq * MAX_SEQ)
+                    memcpy(self.trace_weights, weights, nq * sizeof(int64_t))
+                    memcpy(self.trace_verdict, verdict, nq)
+                    self.trace_n, self.trace_k, self.trace_actual = nq, k, actual_idx
+                    self.trace_have = True
         free(cands)
         if have_best and actual_idx >= 0:
             return verdict[actual_idx]
@@ -390,3 +430,82 @@ cdef class PegWorker:
             o = self.solve_move(&m, 0)
         self.exact = False
         return o, (self.last_spread if exact and o != O_UNRES else None)
+
+
+    # ------------------------------------------------------------ explanations (--eventuality)
+
+    def reply_outcomes(self, tuple move, seq, opp_counts):
+        """Play `move` with the bag `seq` and the opponent `opp_counts`. With the bag then empty (or the game
+        over): ('endgame', outcome, spread). Otherwise ('replies', [(reply, outcome), ...]) for every reply
+        of the opponent, in the order the solver examines them, each outcome for us; a reply is a tuple
+        (kind, row, col, vertical, tiles, score)."""
+        cdef Move m, r
+        cdef int o, i, n, p
+        cdef bint after_pass
+        self.setup(move, seq, opp_counts, &m)
+        self.g.play_c(&m)
+        try:
+            if self.g.over or self.g.bag_n == 0:
+                with nogil:
+                    o = self.endgame_outcome()
+                return ("endgame", o, self.last_spread)
+            p = self.g.on_turn
+            after_pass = self.g.zeros + 1 >= self.g.max_zeros
+            self.mg.gen_c(self.g.racks[p], self.g.bag_n, -1, RECORD_SMALL, 0, False)
+            n = self.mg.n_moves
+            found = []
+            for i in range(n):
+                packed = self.mg.small_buf[i]
+                sc = self.mg.small_score[i]
+                if packed_kind(packed) == MOVE_PASS:
+                    est = (1 << 20) if after_pass else -1
+                else:
+                    est = sc
+                found.append((est, packed, sc))
+            found.sort(key=lambda x: -x[0])
+            out = []
+            for est, packed, sc in found:
+                unpack_move(<uint64_t> packed, self.g.board, &r)
+                r.score = sc
+                with nogil:
+                    o = self.solve_move(&r, 0)
+                out.append((_move_tuple(&r), o))
+            return ("replies", out)
+        finally:
+            self.g.undo_c()
+
+    def nested_trace(self, tuple move, seq, opp_counts, tuple reply):
+        """After `move` and the opponent's `reply`, our turn with tiles still in the bag: the nested solve's
+        (outcome, our chosen play, [(sub-draw, weight, verdict), ...], index of the actual bag), or None
+        when the bag is empty then or nesting is off."""
+        cdef Move m, r
+        cdef int o, qi, i
+        self.setup(move, seq, opp_counts, &m)
+        self.g.play_c(&m)
+        kind, row, col, vertical, tiles, score = reply
+        move_from_fields(&r, kind, row, col, vertical, tiles, score)
+        self.g.play_c(&r)
+        try:
+            if self.g.over or self.g.bag_n == 0 or self.g.on_turn != self.me or self.max_nested == 0:
+                return None
+            self.tracing = True
+            self._free_trace()
+            with nogil:
+                o = self.nested(1)
+            self.tracing = False
+            if not self.trace_have:
+                return (o, None, [], -1)
+            subs = []
+            for qi in range(self.trace_n):
+                subs.append((tuple(self.trace_seqs[qi * MAX_SEQ + i] for i in range(self.trace_k)),
+                             self.trace_weights[qi], self.trace_verdict[qi]))
+            return (o, _move_tuple(&self.trace_move), subs, self.trace_actual)
+        finally:
+            self.tracing = False
+            self.g.undo_c()
+            self.g.undo_c()
+
+
+cdef tuple _move_tuple(Move* m):
+    kinds = ("place", "exchange", "pass")
+    return (kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[j] for j in range(m.length)), m.score)

@@ -326,7 +326,18 @@ def cmd_peg(args: argparse.Namespace) -> int:
                       skip_tiebreaker=args.skip_tiebreaker, opp_rack=args.opp_rack, threads=args.threads,
                       max_time=args.max_time, tt_megabytes=args.tt_mb, lexicon=args.lexicon,
                       endgame_heuristics=args.endgame_heuristics)
+    if args.eventuality:
+        opts.threads = 1
+        opts.skip_tiebreaker = True
     job = PegJob(_engine(args), pos, opts)
+    if args.eventuality:
+        try:
+            text = job.eventuality(args.eventuality)
+        except KeyboardInterrupt:
+            job.stop()
+            raise
+        print(json.dumps({"eventuality": args.eventuality.upper(), "text": text}) if args.json else text)
+        return 0
     live = not args.json and sys.stderr.isatty()
 
     def progress(r) -> None:
@@ -528,6 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
     pg.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
     pg.add_argument("--max-time", type=_non_negative_float, default=0.0)
     pg.add_argument("--tt-mb", type=_positive_int, default=256)
+    pg.add_argument("--eventuality", metavar="LETTERS",
+                    help="explain one draw order (first drawn first, as many tiles as the bag holds) for the plays")
     pg.add_argument("--rows", type=_positive_int, default=30)
     pg.add_argument("--lexicon")
     pg.add_argument("--json", action="store_true")

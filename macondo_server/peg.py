@@ -4,6 +4,7 @@ opponent reply, nested solves, endgames) runs in engine_cy.peg with the GIL rele
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -184,6 +185,13 @@ class PegResult:
         }
 
 
+_VERB = {WIN: "win", DRAW: "draw", UNRESOLVED: "cannot tell (unresolved)", LOSS: "lose"}
+
+
+def _counts_str(ld, counts: list[int]) -> str:
+    return "".join(ld.label(m) * n for m, n in enumerate(counts))
+
+
 def _ordered_groups(p: PegPlay) -> list[DrawGroup]:
     order = {WIN: 0, DRAW: 1, LOSS: 2, UNRESOLVED: 3}
     return sorted((g for g in p.groups if g.outcome is not None), key=lambda g: (order[g.outcome or 0], g.label))
@@ -196,6 +204,7 @@ class PegJob:
         opts.validate()
         self.opts = opts
         self.pos = pos
+        self._engine = engine
         lex = engine.lexicon_for(pos, opts.lexicon)
         self.lex = lex
         ld = pos.ld
@@ -274,10 +283,13 @@ class PegJob:
         m = p.move
         return (m.kind, m.row, m.col, m.vertical, tuple(m.tiles), p.score)
 
-    def _bound(self) -> int | None:
-        done = [p.found_losses2 for p in self.plays if not p.cut_off and p.unresolved == 0
-                and all(g.outcome is not None for g in p.groups)]
-        return min(done) if done else None
+    def _lower2(self, p: PegPlay) -> int:
+        """Twice the points p has for certain (wins and draws found so far)."""
+        return 2 * p.wins + p.draws
+
+    def _upper2(self, p: PegPlay) -> int:
+        """Twice the most points p can still reach: everything not yet lost, drawn or left unresolved."""
+        return 2 * (self.total - p.unresolved) - p.found_losses2
 
     def run(self, progress: Callable[[PegResult], None] | None = None, interval: float = 1.0,
             stop: threading.Event | None = None) -> PegResult:
@@ -285,24 +297,29 @@ class PegJob:
         if opts.max_time > 0:
             for w in self.workers:
                 w.set_deadline(time.monotonic() + opts.max_time)  # endgames in flight stop at the deadline
-        jobs = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))]
-        next_job = [0]
+        # each play's draws, heaviest first: a loss on a heavy draw rules a play out soonest
+        pending = [sorted(range(len(p.groups)), key=lambda gi, p=p: (-p.groups[gi].weight, gi), reverse=True)
+                   for p in self.plays]
 
         def take() -> tuple[int, int] | None:
+            """Best-first: the next draw of the play that can still reach the most points (ties: the
+            earlier play, by static equity). With early cut-off, a play whose best reachable total is below
+            what another play has for certain is abandoned (reference 11.5, checked at every draw)."""
             with self._lock:
-                while next_job[0] < len(jobs):
-                    pi, gi = jobs[next_job[0]]
-                    next_job[0] += 1
-                    p = self.plays[pi]
-                    if p.cut_off:
+                best_lower = max((self._lower2(p) for p in self.plays), default=0)
+                choice, choice_upper = -1, -1
+                for pi, p in enumerate(self.plays):
+                    if p.cut_off or not pending[pi]:
                         continue
-                    if opts.early_cutoff:
-                        b = self._bound()
-                        if b is not None and p.found_losses2 > b:
-                            p.cut_off = True
-                            continue
-                    return pi, gi
-                return None
+                    upper = self._upper2(p)
+                    if opts.early_cutoff and upper < best_lower:
+                        p.cut_off = True
+                        continue
+                    if upper > choice_upper:
+                        choice, choice_upper = pi, upper
+                if choice < 0:
+                    return None
+                return choice, pending[choice].pop()
 
         def work(w: PegWorker) -> None:
             while not self._stop.is_set():
@@ -366,6 +383,125 @@ class PegJob:
             p.spread_sum, p.spread_weight = total, weight
         for p in emptying:
             p.tiebroken = True
+
+    # ------------------------------------------------------------------ --eventuality
+
+    def parse_order(self, letters: str) -> tuple[int, ...]:
+        """A draw order (first drawn first) of exactly the bag's size, from the possible bag tiles."""
+        ld = self.pos.ld
+        try:
+            seq = tuple(ld.parse_rack(letters.upper()))
+        except ValueError as exc:
+            raise FormatError(f"eventuality {letters!r}: {exc}") from None
+        if len(seq) != self.k:
+            raise FormatError(f"eventuality {letters!r} has {len(seq)} tiles; the bag holds {self.k}")
+        left = list(self.pool)
+        for t in seq:
+            if left[t] <= 0:
+                raise FormatError(f"eventuality {letters!r}: no {ld.label(t)} can be in the bag "
+                                  f"(possible bag tiles: {_counts_str(ld, self.pool)})")
+            left[t] -= 1
+        return seq
+
+    def eventuality(self, letters: str) -> str:
+        """Solve one draw order for each candidate play and explain every verdict: racks and bag before
+        and after, the replies checked and the decisive one, and the nested solve with each sub-draw's
+        verdict (the actual one marked)."""
+        from .gamestate import commit
+
+        seq = self.parse_order(letters)
+        ld, pos, opts = self.pos.ld, self.pos, self.opts
+        w = self.workers[0]
+        opp = self._opp_counts(seq)
+        bag_txt = "".join(ld.label(t) for t in seq)
+        blocks = []
+        for p in self.plays:
+            if self._stop.is_set():
+                break
+            mt = self._move_tuple(p)
+            t = min(p.tiles_played, self.k)
+            ours_after = list(pos.racks[0])
+            for tile in p.move.rack_tiles():
+                ours_after.remove(tile)
+            ours_after += list(seq[:t])
+            lines = [f"Eventuality {bag_txt} (first drawn first) for {p.table} ({p.score}):",
+                     f"  before: we hold {ld.rack_str(pos.racks[0])}; the bag is {bag_txt}; the opponent holds "
+                     f"{_counts_str(ld, opp)}",
+                     f"  after {p.table}: we draw {ld.rack_str(list(seq[:t])) or 'nothing'} and hold "
+                     f"{ld.rack_str(ours_after) or '(nothing)'}; the bag is "
+                     f"{''.join(ld.label(x) for x in seq[t:]) or 'empty'}; the opponent is to move"]
+            kind, *rest = w.reply_outcomes(mt, seq, opp)
+            after_pos = commit(pos, self.lex, p.text, tileorder=bag_txt).position
+            if kind == "endgame":
+                outcome, spread = rest
+                line, final = self._endgame_line(after_pos)
+                lines.append(f"  the bag is empty: an endgame with the opponent to move, {opts.endgame_plies} "
+                             f"plies: best line {line}; final spread for us {-final:+d}")
+            else:
+                replies = rest[0]
+                tally = {WIN: 0, DRAW: 0, UNRESOLVED: 0, LOSS: 0}
+                for _, o in replies:
+                    tally[o] += 1
+                outcome = max((o for _, o in replies), default=WIN)
+                decisive = next((r for r, o in replies if o == outcome), None)
+                lines.append(f"  replies checked: {len(replies)} ({tally[WIN]} we win against, {tally[DRAW]} draw, "
+                             f"{tally[LOSS]} we lose to, {tally[UNRESOLVED]} unresolved)")
+                if decisive is not None:
+                    dmove = Move(decisive[0], decisive[1], decisive[2], decisive[3], tuple(decisive[4]))
+                    dtext = format_move(dmove, ld, after_pos.board, style="table").strip()
+                    lines.append(f"  the decisive reply: {dtext} ({decisive[5]}), after which we "
+                                 f"{_VERB[outcome]}")
+                    trace = w.nested_trace(mt, seq, opp, decisive)
+                    if trace is not None:
+                        lines += self._nested_lines(trace, after_pos, dmove, ld)
+                    elif dmove.kind == "place" and outcome != UNRESOLVED:
+                        # the reply emptied the bag: the endgame that decides it, with us to move
+                        staged = dataclasses.replace(after_pos, ops=dict(after_pos.ops))
+                        staged.ops["bagorder"] = "".join(ld.label(x) for x in seq[t:])
+                        then = commit(staged, self.lex, format_move(dmove, ld, after_pos.board)).position
+                        if not then.racks[0] or not then.racks[1]:
+                            lines.append(f"    the game ends: final spread for us {then.scores[0] - then.scores[1]:+d}")
+                        else:
+                            line, final = self._endgame_line(then)
+                            lines.append(f"    then the bag is empty and we move first in the endgame: best line "
+                                         f"{line}; final spread for us {final:+d}")
+            lines.append(f"  verdict: {OUTCOME_NAMES[outcome].upper()}")
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+    def _endgame_line(self, pos: Position) -> tuple[str, int]:
+        """The best line (text) and final spread (for the player on turn) of an endgame at the PEG's depth."""
+        from .endgame import EndgameJob, EndgameOptions
+
+        eg = EndgameJob(self._engine, pos, EndgameOptions(
+            plies=self.opts.endgame_plies, threads=1, heuristics=self.opts.endgame_heuristics, tt_megabytes=64,
+            lexicon=self.lex.name)).run()
+        line = " ".join(("~" if m.estimated else "") + f"{m.table.strip()} ({m.score})" for m in eg.line)
+        return line or "(none)", eg.final_spread
+
+    def _nested_lines(self, trace, after_pos: Position, reply: Move, ld) -> list[str]:
+        from .gamestate import commit
+
+        outcome, chosen, subs, actual = trace
+        out = ["  our turn again with tiles in the bag: a nested solve over what we cannot see"]
+        if chosen is None:
+            out.append("    no play could be fully examined (time limit or nesting cap): unresolved")
+            return out
+        board = commit(after_pos, self.lex, format_move(reply, ld, after_pos.board)).position.board
+        cmove = Move(chosen[0], chosen[1], chosen[2], chosen[3], tuple(chosen[4]))
+        ct = cmove.tiles_played if cmove.kind == "place" else 0
+        out.append(f"    we would play {format_move(cmove, ld, board, style='table').strip()} ({chosen[5]}), "
+                   "the fewest expected losses (worst case over tied plays); by sub-draw:")
+        groups: dict = {}
+        for qi, (sub, weight, verdict) in enumerate(subs):
+            label = draw_label(ld, sub, ct)
+            g = groups.setdefault(label, [0, verdict, False])
+            g[0] += weight
+            g[2] = g[2] or qi == actual
+        for label, (weight, verdict, is_actual) in groups.items():
+            mark = "   <- the actual bag" if is_actual else ""
+            out.append(f"      {label:<10} {OUTCOME_NAMES[verdict]:<10} weight {weight}{mark}")
+        return out
 
     def _ranked(self) -> list[PegPlay]:
         def key(p: PegPlay):

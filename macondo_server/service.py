@@ -31,7 +31,7 @@ from .endgame import EndgameJob, EndgameOptions
 from .engine import Engine
 from .formats import FormatError, parse_cgp
 from .gamestate import position_from_game
-from .jobs import JobRegistry, TooManyJobsError
+from .jobs import JobRegistry, TooManyJobsError, watch_stop
 from .lexicon import LexiconError, UnknownLexiconError
 from .pb.macondo.v1 import engine_pb2 as pb
 from .pb.macondo.v1 import engine_pb2_grpc as pb_grpc
@@ -257,9 +257,22 @@ class EngineServicer(pb_grpc.EngineServicer):
                 max_time=request.max_time, endgame_heuristics=request.endgame_heuristics,
                 lexicon=request.position.lexicon or None,
             )
+            if request.eventuality:
+                opts.threads, opts.skip_tiebreaker = 1, True
             return pos, PegJob(self.engine, pos, opts)
 
         pos, peg = self._guard(context, setup)
+        if request.eventuality:
+            self._guard(context, peg.parse_order, request.eventuality)
+
+            def explain(stop: threading.Event):
+                with watch_stop(stop, peg.stop):
+                    return peg.eventuality(request.eventuality)
+
+            yield from self._stream(context, "peg", explain, lambda: pb.PreEndgameProgress(),
+                                    lambda text, stopped: pb.PreEndgameProgress(eventuality=text, final=True,
+                                                                                stopped=stopped, complete=not stopped))
+            return
 
         def run(stop: threading.Event):
             return peg.run(stop=stop, interval=3600)

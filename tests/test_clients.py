@@ -291,3 +291,14 @@ def test_node_client_against_live_server(server):
     bad = subprocess.run(["node", str(example), "--server", f"127.0.0.1:{server.port}", "--cgp", "bogus"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "INVALID_ARGUMENT" in bad.stderr
+
+
+@needs_cases
+def test_eventuality_over_grpc_and_in_the_shell(client):
+    axe = _case("peg-axe-2bag-csw21")
+    final = client.solve_pre_endgame(axe["cgp"], only_solve=["6F .X."], endgame_plies=2, eventuality="IE").result()
+    assert final.final and final.eventuality.endswith("verdict: LOSS") and "the decisive reply" in final.eventuality
+    with pytest.raises(InvalidArgument, match="the bag holds 2"):
+        client.solve_pre_endgame(axe["cgp"], eventuality="I").result()
+    text = _shell(client, f"load cgp {axe['cgp']}\npeg -only-solve \"6F .X.\" -endgameplies 2 -eventuality EI\nquit\n")
+    assert "Eventuality EI" in text and "verdict: WIN" in text

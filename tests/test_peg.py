@@ -104,6 +104,71 @@ def test_bag_emptying_ranking(engine):
     assert losses == ["[IIIT]", "[IIIU]"]
 
 
+@needs_cases
+def test_early_cutoff_keeps_every_exact_result(engine):
+    """Cut-off plays could not have beaten the winner; every play not cut has the same tallies as without."""
+    c = CASES["peg-onyx-nwl20"]
+    full = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=2, threads=2, skip_tiebreaker=True)).run()
+    cut = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=2, threads=2, skip_tiebreaker=True,
+                                                         early_cutoff=True)).run()
+    exact = {p.text: p.points for p in full.plays}
+    assert cut.winner.points == full.winner.points
+    assert sum(p.cut_off for p in cut.plays) > len(cut.plays) // 2   # most plays are abandoned early
+    for p in cut.plays:
+        if p.cut_off:
+            assert exact[p.text] < cut.winner.points
+            assert p.wins + p.draws / 2 <= exact[p.text]
+        else:
+            assert p.points == exact[p.text]
+
+
+@needs_cases
+def test_eventuality_agrees_with_the_solve(engine):
+    c = CASES["peg-onyx-nwl20"]
+    pos = parse_cgp(c["cgp"])
+    opts = PegOptions(endgame_plies=3, only_solve=["13L ONYX", "13J EXON"], threads=1)
+    solved = PegJob(engine, pos, PegOptions(endgame_plies=3, only_solve=["13L ONYX", "13J EXON"])).run()
+    outcome = {(p.table, g.label): g.outcome for p in solved.plays for g in p.groups}
+    names = {0: "WIN", 1: "DRAW", 2: "UNRESOLVED", 3: "LOSS"}
+    for letter in "AYIU":
+        text = PegJob(engine, pos, opts).eventuality(letter)
+        blocks = text.split("\n\n")
+        assert len(blocks) == 2
+        for block in blocks:
+            play = block.split(" for ", 1)[1].split(" (", 1)[0]
+            assert f"verdict: {names[outcome[(play, f'[{letter}]')]]}" in block
+            assert "the bag is empty: an endgame with the opponent to move" in block
+            assert f"we draw {letter}" in block and "best line" in block
+    with pytest.raises(FormatError, match="the bag holds 1"):
+        PegJob(engine, pos, opts).eventuality("AA")
+    with pytest.raises(FormatError, match="no Z can be in the bag"):
+        PegJob(engine, pos, opts).eventuality("Z")
+
+
+@needs_cases
+def test_eventuality_replies_and_nested_trace(engine):
+    """AXE: 6F .X. keeps one tile in the bag, so every opponent reply is checked; the losing draw [I]E names
+    the reply that beats us, and a pass back gives a nested solve over the sub-draws we cannot see."""
+    c = CASES["peg-axe-2bag-csw21"]
+    pos = parse_cgp(c["cgp"])
+    job = PegJob(engine, pos, PegOptions(endgame_plies=2, only_solve=["6F .X."], threads=1))
+    text = job.eventuality("IE")
+    assert "replies checked:" in text and "the decisive reply:" in text and text.endswith("verdict: LOSS")
+    assert "we lose to" in text and "the bag is E" in text
+    win = job.eventuality("EI")
+    assert win.endswith("verdict: WIN") and " 0 we lose to" in win
+    # the nested solve after a pass back: sub-draws cover every ordered draw we could face
+    p = job.plays[0]
+    seq = job.parse_order("EI")
+    res = job.workers[0].nested_trace(job._move_tuple(p), seq, job._opp_counts(seq), ("pass", 0, 0, False, (), 0))
+    outcome, chosen, subs, actual = res
+    assert chosen is not None and 0 <= actual < len(subs)
+    unseen_to_us = 7 + 1                      # the opponent's rack and the one tile left in the bag
+    assert sum(w for _, w, _ in subs) == unseen_to_us
+    assert subs[actual][0] == (LD.parse_rack("I")[0],)
+    assert outcome == subs[actual][2]
+
+
 def test_errors(engine):
     empty = "15/" * 14 + "15 AEINQST/ 0/0 0"
     with pytest.raises(FormatError, match="1 to 6 tiles"):

@@ -122,6 +122,7 @@ PEG_FLAGS = {
     "only-solve": Flag("only_solve", "list", "solve only this play (repeatable)"),
     "endgame-heuristics": Flag("endgame_heuristics", "bool", "greedy playout inside the endgames"),
     "maxsolutions": Flag("rows", "int", "rows printed (30)"),
+    "eventuality": Flag("eventuality", "str", "explain one draw order (first drawn first) for the plays"),
 }
 AUTOPLAY_FLAGS = {
     "games": Flag("games", "int", "games (100)"),
@@ -440,7 +441,7 @@ class MacondoShell(cmd.Cmd):
             raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -only-solve")
         rows = opts.pop("rows", 30)
         stream = self.client.solve_pre_endgame(game.cgp, lexicon=self.lexicon, **opts)
-        self._foreground(stream, lambda s: peg_table(s, rows))
+        self._foreground(stream, lambda s: s.eventuality if s.eventuality else peg_table(s, rows))
 
     def do_autoplay(self, arg: str) -> None:
         """autoplay [options]
