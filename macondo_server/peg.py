@@ -188,6 +188,11 @@ class PegResult:
 _VERB = {WIN: "win", DRAW: "draw", UNRESOLVED: "cannot tell (unresolved)", LOSS: "lose"}
 
 
+def _lightest_first(groups: list[DrawGroup]) -> list[int]:
+    order = sorted(range(len(groups)), key=lambda gi: (-groups[gi].weight, gi))
+    return order[::-1]
+
+
 def _counts_str(ld, counts: list[int]) -> str:
     return "".join(ld.label(m) * n for m, n in enumerate(counts))
 
@@ -298,8 +303,8 @@ class PegJob:
             for w in self.workers:
                 w.set_deadline(time.monotonic() + opts.max_time)  # endgames in flight stop at the deadline
         # each play's draws, heaviest first: a loss on a heavy draw rules a play out soonest
-        pending = [sorted(range(len(p.groups)), key=lambda gi, p=p: (-p.groups[gi].weight, gi), reverse=True)
-                   for p in self.plays]
+        # (popped from the end, so the list runs lightest first)
+        pending = [_lightest_first(p.groups) for p in self.plays]
 
         def take() -> tuple[int, int] | None:
             """Best-first: the next draw of the play that can still reach the most points (ties: the
