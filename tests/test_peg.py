@@ -105,6 +105,23 @@ def test_bag_emptying_ranking(engine):
 
 
 @needs_cases
+@needs_cases
+@pytest.mark.slow
+def test_bag_emptying_runners_up(engine):
+    """The case's second and third plays, solved in full (the cut-off abandons them in the ranking run)."""
+    c = CASES["peg-doc1-bagempty-nwl20"]
+    opts = PegOptions(endgame_plies=4, only_solve=["E9 P.NET.", "I1 PED.NT"], threads=2, skip_tiebreaker=True)
+    res = PegJob(engine, parse_cgp(c["cgp"]), opts).run()
+    expected = {r["move"]: r for r in c["expected"]["ranking"][1:]}
+    assert {p.table for p in res.plays} == set(expected)
+    for p in res.plays:
+        e = expected[p.table]
+        assert p.points == e["wins"]
+        assert sorted(g.label for g in p.groups if g.outcome == 1) == sorted(e["draws"])
+        assert sorted(g.label for g in p.groups if g.outcome == 3) == sorted(e["losses"])
+
+
+@needs_cases
 def test_early_cutoff_keeps_every_exact_result(engine):
     """Cut-off plays could not have beaten the winner; every play not cut has the same tallies as without."""
     c = CASES["peg-onyx-nwl20"]
