@@ -58,6 +58,7 @@ cdef class Game:
     cdef int undo_c(self) except -1 nogil
     cdef void draw_c(self, int player, int n, Undo* u) noexcept nogil
     cdef uint64_t compute_hash(self) noexcept nogil
+    cdef uint64_t rack_hash(self, int p) noexcept nogil
     cdef void refresh_cross(self, const Move* m) noexcept nogil
     cdef int rack_value(self, int player) noexcept nogil
     cdef void reset_c(self, uint64_t seed) noexcept nogil

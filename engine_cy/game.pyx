@@ -124,6 +124,15 @@ cdef class Game:
         h ^= Z_ZEROS[self.zeros if self.zeros < 16 else 15]
         return h
 
+    cdef uint64_t rack_hash(self, int p) noexcept nogil:
+        """Player p's share of the hash (XOR it out to key a position without that rack)."""
+        cdef uint64_t h = 0
+        cdef int ml
+        for ml in range(self.ld.size):
+            if self.racks[p][ml]:
+                h ^= Z_RACK[p][ml][self.racks[p][ml]]
+        return h
+
     cdef void rack_add(self, int p, ml_t ml, int delta) noexcept nogil:
         cdef int old = self.racks[p][ml]
         if old:

@@ -7,7 +7,7 @@
 # a merge keeps the worst. UNRESOLVED marks branches cut by the nesting limit or a stop.
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint64_t, int64_t
-from libc.stdlib cimport malloc, free, qsort
+from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memset, memcpy
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE
@@ -59,7 +59,8 @@ cdef int _fill_seqs(uint8_t* counts, int size, int k, int depth, ml_t* cur, ml_t
     cdef int ml, c
     if depth == k:
         memcpy(&seqs[n * MAX_SEQ], cur, MAX_SEQ)
-        weights[n] = w
+        if weights != NULL:
+            weights[n] = w
         return n + 1
     for ml in range(size):
         c = counts[ml]
@@ -96,6 +97,26 @@ cdef uint64_t _group_key(const ml_t* seq, int k, int t) noexcept nogil:
     return key
 
 
+cdef enum:
+    NEST_CACHE = 4096          # nested verdict arrays kept per worker (direct-mapped)
+    NEST_MAX_DRAWS = 20000     # larger nested solves are not cached
+
+
+cdef struct NestEntry:
+    uint64_t key
+    int nq
+    uint8_t* verdict
+
+
+cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
+    x ^= x >> 33
+    x *= 0xFF51AFD7ED558CCDULL
+    x ^= x >> 33
+    x *= 0xC4CEB9FE1A85EC53ULL
+    x ^= x >> 33
+    return x
+
+
 @cython.final
 cdef class PegWorker:
     """One thread's pre-endgame state: a game copy in solver mode, a move generator (with leaves, to order
@@ -120,6 +141,13 @@ cdef class PegWorker:
     cdef ml_t* trace_seqs
     cdef int64_t* trace_weights
     cdef uint8_t* trace_verdict
+    # nested-solve cache: a nested verdict depends on what we can see (board, our rack, spread, scoreless
+    # turns, depth), not on the opponent's rack or the bag order, so every draw that reaches the same
+    # position shares it
+    cdef NestEntry* ncache
+    cdef bint nest_ok
+    cdef public long long nested_hits
+    cdef public bint use_nested_cache
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -142,12 +170,22 @@ cdef class PegWorker:
         self.nested_calls = 0
         self.tracing = False
         self.trace_have = False
+        self.ncache = <NestEntry*> calloc(NEST_CACHE, sizeof(NestEntry))
+        if self.ncache == NULL:
+            raise MemoryError()
+        self.nested_hits = 0
+        self.use_nested_cache = True
         self.trace_seqs = NULL
         self.trace_weights = NULL
         self.trace_verdict = NULL
 
     def __dealloc__(self):
+        cdef int i
         self._free_trace()
+        if self.ncache != NULL:
+            for i in range(NEST_CACHE):
+                free(self.ncache[i].verdict)
+            free(self.ncache)
 
     cdef void _free_trace(self) noexcept nogil:
         free(self.trace_seqs)
@@ -263,6 +301,11 @@ cdef class PegWorker:
         cdef KeyIdx* keys
         cdef uint8_t* verdict
         cdef uint8_t* cur
+        cdef ml_t cur_seq[MAX_SEQ]
+        cdef uint64_t key = 0
+        cdef NestEntry* e = NULL
+        cdef int qi, j, actual_idx
+        cdef bint same
         self.nested_calls += 1
         self.g.bag_sequence(actual)
         memcpy(save_opp, self.g.racks[o], MAX_ALPHABET)
@@ -270,6 +313,32 @@ cdef class PegWorker:
         for i in range(k):
             unseen[actual[i]] += 1
         nq = _count_seqs(unseen, size, k)
+        if self.use_nested_cache and not self.tracing and nq <= NEST_MAX_DRAWS:
+            key = _mix(self.g.hash ^ self.g.rack_hash(o)
+                       ^ _mix(<uint64_t> (self.g.score[1 - o] - self.g.score[o] + 100000))
+                       ^ (<uint64_t> d << 56) ^ (<uint64_t> self.plies << 48))
+            if key == 0:
+                key = 1
+            e = &self.ncache[key & (NEST_CACHE - 1)]
+            if e.key == key and e.nq == nq and e.verdict != NULL:
+                seqs = <ml_t*> malloc(nq * MAX_SEQ)
+                if seqs != NULL:
+                    memset(cur_seq, 0, MAX_SEQ)
+                    _fill_seqs(unseen, size, k, 0, cur_seq, seqs, NULL, 0, 1)
+                    actual_idx = -1
+                    for qi in range(nq):
+                        same = True
+                        for j in range(k):
+                            if seqs[qi * MAX_SEQ + j] != actual[j]:
+                                same = False
+                                break
+                        if same:
+                            actual_idx = qi
+                            break
+                    free(seqs)
+                    if actual_idx >= 0:
+                        self.nested_hits += 1
+                        return e.verdict[actual_idx]
         seqs = <ml_t*> malloc(nq * MAX_SEQ)
         weights = <int64_t*> malloc(nq * sizeof(int64_t))
         reps = <int*> malloc((k + 1) * nq * sizeof(int))
@@ -279,7 +348,17 @@ cdef class PegWorker:
         if seqs == NULL or weights == NULL or reps == NULL or keys == NULL or verdict == NULL or cur == NULL:
             res = O_UNRES
         else:
+            self.nest_ok = False
             res = self.nested_core(d, k, nq, unseen, actual, seqs, weights, reps, keys, verdict, cur)
+            if e != NULL and self.nest_ok and not self.own_stop:
+                free(e.verdict)
+                e.verdict = <uint8_t*> malloc(nq)
+                if e.verdict != NULL:
+                    memcpy(e.verdict, verdict, nq)
+                    e.key = key
+                    e.nq = nq
+                else:
+                    e.key = 0
         self.g.set_hidden(o, save_opp, actual, k)
         free(seqs)
         free(weights)
@@ -393,6 +472,7 @@ cdef class PegWorker:
                     self.trace_n, self.trace_k, self.trace_actual = nq, k, actual_idx
                     self.trace_have = True
         free(cands)
+        self.nest_ok = have_best and not self.own_stop
         if have_best and actual_idx >= 0:
             return verdict[actual_idx]
         if self.own_stop:

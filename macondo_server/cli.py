@@ -343,7 +343,7 @@ def cmd_peg(args: argparse.Namespace) -> int:
     def progress(r) -> None:
         if live:
             print(f"peg: {r.done_jobs}/{r.total_jobs} draws solved, {r.endgames} endgames, "
-                  f"{r.nested_calls} nested calls, {sum(p.cut_off for p in r.plays)} cut off, "
+                  f"{r.nested_calls} nested calls ({r.nested_hits} cached), {sum(p.cut_off for p in r.plays)} cut off, "
                   f"{r.seconds:.1f} s", file=sys.stderr)
 
     try:
@@ -356,7 +356,8 @@ def cmd_peg(args: argparse.Namespace) -> int:
         return 0
     print(format_table(res, rows=args.rows))
     status = "complete" if res.complete else "stopped: unresolved draws are shown as such"
-    print(f"{res.endgames} endgames, {res.nested_calls} nested solves in {res.seconds:.2f} s ({status})")
+    print(f"{res.endgames} endgames, {res.nested_calls} nested solves ({res.nested_hits} from the cache) in "
+          f"{res.seconds:.2f} s ({status})")
     return 0
 
 

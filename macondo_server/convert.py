@@ -146,6 +146,7 @@ def peg_to_pb(res, pos: Position, job_id: str, stopped: bool) -> pb.PreEndgamePr
         plays.append(info)
     return pb.PreEndgameProgress(
         job_id=job_id, plays=plays, total_permutations=tot, draws_done=res.done_jobs, draws_total=res.total_jobs,
-        endgames=res.endgames, nested_calls=res.nested_calls, elapsed_seconds=res.seconds, final=res.final,
+        endgames=res.endgames, nested_calls=res.nested_calls, nested_cache_hits=res.nested_hits,
+        elapsed_seconds=res.seconds, final=res.final,
         stopped=stopped, complete=res.complete, winner=res.winner.text if res.winner else "",
     )

@@ -153,6 +153,7 @@ class PegResult:
     total_jobs: int
     complete: bool
     final: bool = True
+    nested_hits: int = 0       # nested solves answered from the cache
 
     @property
     def winner(self) -> PegPlay | None:
@@ -180,6 +181,8 @@ class PegResult:
                 for p in self.plays
             ],
             "endgames": self.endgames,
+            "nested_calls": self.nested_calls,
+            "nested_cache_hits": self.nested_hits,
             "seconds": round(self.seconds, 3),
             "complete": self.complete,
         }
@@ -524,6 +527,7 @@ class PegJob:
                 total_permutations=self.total,
                 endgames=sum(w.endgames for w in self.workers),
                 nested_calls=sum(w.nested_calls for w in self.workers),
+                nested_hits=sum(w.nested_hits for w in self.workers),
                 seconds=time.monotonic() - self.t0,
                 done_jobs=self.done_jobs,
                 total_jobs=self.total_jobs,

@@ -140,6 +140,24 @@ def test_early_cutoff_keeps_every_exact_result(engine):
 
 
 @needs_cases
+def test_nested_cache_changes_nothing_but_time(engine):
+    """Nested verdicts depend only on what we can see, so draws reaching the same position share one solve;
+    every draw's outcome is the same with the cache and without it."""
+    c = CASES["peg-axe-2bag-csw21"]
+    outcomes = []
+    for cache in (True, False):
+        job = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=2, only_solve=["6F .X.", "10I X."],
+                                                             threads=1, skip_tiebreaker=True))
+        for w in job.workers:
+            w.use_nested_cache = cache
+        res = job.run()
+        hits = sum(w.nested_hits for w in job.workers)
+        assert (hits > 0) == cache and res.nested_calls > 0
+        outcomes.append({(p.table, g.label): g.outcome for p in res.plays for g in p.groups})
+    assert outcomes[0] == outcomes[1]
+
+
+@needs_cases
 def test_eventuality_agrees_with_the_solve(engine):
     c = CASES["peg-onyx-nwl20"]
     pos = parse_cgp(c["cgp"])
