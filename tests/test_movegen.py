@@ -237,8 +237,11 @@ def _best_vs_all(lex, klv, seed, turns=30):
             break
         p = game.on_turn
         rack = game.rack(p)
-        if rng.random() < 0.5 and 0 not in rack and game.bag_size > 2:
+        r = rng.random()
+        if r < 0.5 and 0 not in rack and game.bag_size > 2:
             rack = rack[:-1] + [0]  # make blank racks common: they are where the shadow search matters
+        elif r < 0.65 and len(rack) >= 2 and game.bag_size > 2:
+            rack = [t for t in rack if t != 0][: len(rack) - 2] + [0, 0]  # and two-blank racks
         opp = game.rack(1 - p) if game.bag_size == 0 else None
         gen.generate(game.board, rack, game.bag_size, opp)
         everything = gen.moves()
