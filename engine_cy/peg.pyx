@@ -8,7 +8,7 @@
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, free, qsort
-from libc.string cimport memset, memcpy
+from libc.string cimport memset, memcpy, memchr
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE
 from engine_cy.game cimport Game
@@ -350,7 +350,7 @@ cdef class PegWorker:
         else:
             self.nest_ok = False
             res = self.nested_core(d, k, nq, unseen, actual, seqs, weights, reps, keys, verdict, cur)
-            if e != NULL and self.nest_ok and not self.own_stop:
+            if e != NULL and self.nest_ok and not self.own_stop and memchr(verdict, O_UNRES, nq) == NULL:
                 free(e.verdict)
                 e.verdict = <uint8_t*> malloc(nq)
                 if e.verdict != NULL:

@@ -342,9 +342,10 @@ def cmd_peg(args: argparse.Namespace) -> int:
 
     def progress(r) -> None:
         if live:
-            print(f"peg: {r.done_jobs}/{r.total_jobs} draws solved, {r.endgames} endgames, "
-                  f"{r.nested_calls} nested calls ({r.nested_hits} cached), {sum(p.cut_off for p in r.plays)} cut off, "
-                  f"{r.seconds:.1f} s", file=sys.stderr)
+            plays_done = sum(p.cut_off or all(g.outcome is not None for g in p.groups) for p in r.plays)
+            print(f"peg: plays {plays_done}/{len(r.plays)} done ({sum(p.cut_off for p in r.plays)} cut off), "
+                  f"draws {r.done_jobs}/{r.total_jobs}, {r.endgames} endgames, {r.nested_calls} nested calls "
+                  f"({r.nested_hits} cached), {r.seconds:.1f} s", file=sys.stderr)
 
     try:
         res = job.run(progress, interval=2.0)
