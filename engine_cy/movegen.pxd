@@ -48,6 +48,33 @@ cdef struct Move:
     uint8_t leave_mask         # rack-instance bits kept (see MoveGen.first_bit)
     ml_t tiles[MAX_BOARD_DIM]  # placement: per square, 0 = played-through, blank = ml|0x80; exchange: tiles
 
+cdef inline int move_cmp(const Move* a, const Move* b) noexcept nogil:
+    """< 0 when a ranks before b (reference §9 order: equity, score, kind, row, col, across first,
+    fewer tiles, shorter, lower tiles)."""
+    cdef int i, n
+    if a.equity != b.equity:
+        return -1 if a.equity > b.equity else 1
+    if a.score != b.score:
+        return -1 if a.score > b.score else 1
+    if a.kind != b.kind:
+        return -1 if a.kind < b.kind else 1
+    if a.row != b.row:
+        return -1 if a.row < b.row else 1
+    if a.col != b.col:
+        return -1 if a.col < b.col else 1
+    if a.vertical != b.vertical:
+        return -1 if a.vertical < b.vertical else 1
+    if a.n_tiles != b.n_tiles:
+        return -1 if a.n_tiles < b.n_tiles else 1
+    if a.length != b.length:
+        return -1 if a.length < b.length else 1
+    n = a.length
+    for i in range(n):
+        if a.tiles[i] != b.tiles[i]:
+            return -1 if a.tiles[i] < b.tiles[i] else 1
+    return 0
+
+
 cdef struct AnchorBound:
     int dir, lane, col, last  # last = previous anchor in the lane (bounds the left part)
     equity_t bound            # shadow upper bound on equity (millipoints)
@@ -121,11 +148,15 @@ cdef class MoveGen:
     cdef int rack_vals[8]                 # rack tile values, descending (blank 0)
     cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played
     cdef public bint use_shadow           # shadow-bounded anchor search in best mode
+    cdef public bint skip_places          # generate only exchanges and the pass
     cdef void cache_lane(self, int d, int lane) noexcept nogil
     cdef equity_t shadow_bound(self, int anchor, int last_anchor) noexcept nogil
     cdef void gen_best_shadow(self) noexcept nogil
     cdef void prepare_shadow(self) noexcept nogil
     cdef int generate_c(self) except -1 nogil
+    cdef void set_rack_c(self, const uint8_t* rack) noexcept nogil
+    cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
+                        uint8_t* has) except -1 nogil
     cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
                    bint sort) except -1 nogil
     cdef void prepare_leaves(self) noexcept nogil

@@ -26,33 +26,6 @@ cdef enum:
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
 
 
-cdef inline int move_cmp(const Move* a, const Move* b) noexcept nogil:
-    """< 0 when a ranks before b (reference §9 order: equity, score, kind, row, col, across first,
-    fewer tiles, shorter, lower tiles)."""
-    cdef int i, n
-    if a.equity != b.equity:
-        return -1 if a.equity > b.equity else 1
-    if a.score != b.score:
-        return -1 if a.score > b.score else 1
-    if a.kind != b.kind:
-        return -1 if a.kind < b.kind else 1
-    if a.row != b.row:
-        return -1 if a.row < b.row else 1
-    if a.col != b.col:
-        return -1 if a.col < b.col else 1
-    if a.vertical != b.vertical:
-        return -1 if a.vertical < b.vertical else 1
-    if a.n_tiles != b.n_tiles:
-        return -1 if a.n_tiles < b.n_tiles else 1
-    if a.length != b.length:
-        return -1 if a.length < b.length else 1
-    n = a.length
-    for i in range(n):
-        if a.tiles[i] != b.tiles[i]:
-            return -1 if a.tiles[i] < b.tiles[i] else 1
-    return 0
-
-
 cdef int _qsort_cmp(const void* a, const void* b) noexcept nogil:
     return move_cmp(<const Move*> a, <const Move*> b)
 
@@ -698,7 +671,9 @@ cdef class MoveGen:
             self.gen_exchanges(0, 0, 0, buf)
         # Shadow bounds cost ~10 us per generation and pay off only when a blank multiplies the search
         # (measured: AABDELT 77 -> 88 us with them, ?AABDEL 1225 -> 959 us).
-        if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow and self.rack[0] > 0:
+        if self.skip_places:
+            pass
+        elif self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow and self.rack[0] > 0:
             self.prepare_shadow()
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
@@ -727,6 +702,48 @@ cdef class MoveGen:
             qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
         return 0
 
+    cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
+                        uint8_t* has) except -1 nogil:
+        """The best placement (move_cmp order) in each lane flagged in lanes[d * MAX_BOARD_DIM + lane], into
+        out/has at the same index; no exchanges or pass. With a positive bag the equity of a placement
+        depends only on the rack and its own lane, so a search that changes a few lanes of the board can
+        reuse the other lanes' results (the simulation's first reply to each candidate does)."""
+        cdef int d, lane, idx
+        self.set_rack_c(rack)
+        self.bag_tiles = bag_tiles
+        self.opp_rack_value = -1
+        self.record_mode = RECORD_BEST
+        self.n_moves = 0
+        self.tiles_played = 0
+        self.prepare_leaves()
+        self.board_empty = self.board.n_tiles == 0
+        for d in range(2):
+            for lane in range(self.dim):
+                idx = d * MAX_BOARD_DIM + lane
+                if not lanes[idx]:
+                    continue
+                has[idx] = 0
+                if self.rack_tiles == 0 or (self.board_empty and d == 1):
+                    continue
+                self.has_best = False
+                self.dir = d
+                self.lane = lane
+                self.gen_lane()
+                if self.has_best:
+                    out[idx] = self.best
+                    has[idx] = 1
+        return 0
+
+    cdef void set_rack_c(self, const uint8_t* rack) noexcept nogil:
+        cdef int ml, size = self.ld.size
+        self.rack_tiles = 0
+        self.rack_bits = 0
+        for ml in range(MAX_ALPHABET):
+            self.rack[ml] = rack[ml] if ml < size else 0
+            self.rack_tiles += self.rack[ml]
+            if ml > 0 and self.rack[ml] > 0:
+                self.rack_bits |= (<uint64_t> 1) << ml
+
     def bind(self, Board board):
         """Attach the board that gen_c generates on (the search modules bind their game's board once)."""
         self.board = board
@@ -736,15 +753,7 @@ cdef class MoveGen:
                    bint sort) except -1 nogil:
         """C entry point for the search modules: rack as counts by machine letter, on the bound board,
         whose cross-sets must be valid."""
-        cdef int ml
-        cdef int size = self.ld.size
-        self.rack_tiles = 0
-        self.rack_bits = 0
-        for ml in range(MAX_ALPHABET):
-            self.rack[ml] = rack[ml] if ml < size else 0
-            self.rack_tiles += self.rack[ml]
-            if ml > 0 and self.rack[ml] > 0:
-                self.rack_bits |= (<uint64_t> 1) << ml
+        self.set_rack_c(rack)
         self.bag_tiles = bag_tiles
         self.opp_rack_value = opp_rack_value
         self.record_mode = mode

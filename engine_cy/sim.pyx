@@ -13,10 +13,13 @@ from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, move_from_fields
+from engine_cy.common cimport MAX_BOARD_DIM
+from engine_cy.board cimport Board
+from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, move_from_fields, move_cmp
 from engine_cy.rng cimport Rng, rng_seed, rng_below, splitmix64
 
 cdef enum:
+    LANES = 2 * MAX_BOARD_DIM
     MAX_PLIES = 16
     MAX_POOL = 128
     WIN_ROWS = 601
@@ -49,6 +52,17 @@ cdef class SimWorker:
     cdef double* ply_bingo
     cdef public long long iterations
     cdef public bint stop
+    # The opponent's first reply reuses a search of the root board: a candidate changes only a few lanes
+    # (its own, its neighbours, the crossing ones), and with tiles left in the bag a placement's equity
+    # depends only on the rack and its lane. So each iteration searches every lane of the root board once
+    # for the opponent's rack and, per candidate, only the lanes the candidate changed.
+    cdef uint8_t* affected           # [cand * LANES + d * MAX_BOARD_DIM + lane]
+    cdef uint8_t all_lanes[LANES]
+    cdef Move base_best[LANES]
+    cdef uint8_t base_has[LANES]
+    cdef Move fresh_best[LANES]
+    cdef uint8_t fresh_has[LANES]
+    cdef public bint reuse_lanes
 
     def __cinit__(self):
         self.cands = NULL
@@ -114,8 +128,91 @@ cdef class SimWorker:
         for i, (kind, row, col, vertical, tiles, score) in enumerate(candidates):
             self.active[i] = 1
             move_from_fields(&self.cands[i], kind, row, col, vertical, tiles, score)
+        self.affected = <uint8_t*> calloc(max(1, self.n_cands) * LANES, 1)
+        if self.affected == NULL:
+            raise MemoryError()
+        self.reuse_lanes = self.g.board.n_tiles > 0
+        memset(self.all_lanes, 0, LANES)
+        for i in range(self.g.board.dim):
+            self.all_lanes[i] = 1
+            self.all_lanes[MAX_BOARD_DIM + i] = 1
+        live_total = 0
+        live_affected = 0
+        for i in range(self.n_cands):
+            live, aff = self.mark_lanes(i)
+            live_total += live
+            live_affected += aff
+        # reuse pays when the candidates change a small share of the lanes that hold plays (not on an
+        # almost empty board, where every candidate touches most of them)
+        if live_total == 0 or live_affected + live_total / max(1, self.n_cands) > 0.6 * live_total:
+            self.reuse_lanes = False
+
+    cdef tuple mark_lanes(self, int c):
+        """Flag the lanes whose search inputs (tiles, cross-sets, cross-scores, neighbour tiles) candidate
+        c changes, by playing it on the root and comparing. Returns (lanes that can hold a play after c,
+        how many of them are flagged)."""
+        cdef Board b = self.g.board
+        cdef int dim = b.dim, d, lane, idx, sq
+        cdef ml_t before_t[2][MAX_BOARD_DIM * MAX_BOARD_DIM]
+        cdef uint64_t before_cs[2][MAX_BOARD_DIM * MAX_BOARD_DIM]
+        cdef int32_t before_csc[2][MAX_BOARD_DIM * MAX_BOARD_DIM]
+        cdef uint8_t tile_changed[LANES]
+        cdef uint8_t has_tile[LANES]
+        cdef uint8_t* out = &self.affected[c * LANES]
+        cdef int live = 0, live_aff = 0
+        memcpy(before_t, b.tiles, sizeof(before_t))
+        memcpy(before_cs, b.cross_set, sizeof(before_cs))
+        memcpy(before_csc, b.cross_score, sizeof(before_csc))
+        self.g.play_c(&self.cands[c])
+        memset(tile_changed, 0, LANES)
+        memset(has_tile, 0, LANES)
+        for d in range(2):
+            for lane in range(dim):
+                for idx in range(dim):
+                    sq = lane * dim + idx
+                    if b.tiles[d][sq] != 0:
+                        has_tile[d * MAX_BOARD_DIM + lane] = 1
+                    if b.tiles[d][sq] != before_t[d][sq]:
+                        tile_changed[d * MAX_BOARD_DIM + lane] = 1
+                        out[d * MAX_BOARD_DIM + lane] = 1
+                    if b.cross_set[d][sq] != before_cs[d][sq] or b.cross_score[d][sq] != before_csc[d][sq]:
+                        out[d * MAX_BOARD_DIM + lane] = 1
+        self.g.undo_c()
+        for d in range(2):
+            for lane in range(dim):
+                if tile_changed[d * MAX_BOARD_DIM + lane]:
+                    # neighbouring lanes see these tiles as perpendicular neighbours (anchors, cross words)
+                    if lane > 0:
+                        out[d * MAX_BOARD_DIM + lane - 1] = 1
+                    if lane < dim - 1:
+                        out[d * MAX_BOARD_DIM + lane + 1] = 1
+        for d in range(2):
+            for lane in range(dim):
+                idx = d * MAX_BOARD_DIM + lane
+                if has_tile[idx] or (lane > 0 and has_tile[idx - 1]) or (lane < dim - 1 and has_tile[idx + 1]):
+                    live += 1
+                    live_aff += out[idx]
+        return live, live_aff
+
+    cdef void first_reply(self, int c, int mover, Move* best) noexcept nogil:
+        """The opponent's best move after candidate c (played), from the root search of unchanged lanes and
+        a fresh search of the changed ones; exchanges and the pass from a placement-free generation."""
+        cdef int i
+        cdef uint8_t* aff = &self.affected[c * LANES]
+        self.mg.lane_bests(self.g.racks[mover], self.g.bag_n, aff, self.fresh_best, self.fresh_has)
+        self.mg.skip_places = True
+        self.mg.gen_c(self.g.racks[mover], self.g.bag_n, -1, RECORD_BEST, 1, False)
+        self.mg.skip_places = False
+        best[0] = self.mg.move_buf[0]          # the best exchange or the pass; it also leaves the rack's
+        for i in range(LANES):                 # leave table in place for the caller
+            if aff[i]:
+                if self.fresh_has[i] and move_cmp(&self.fresh_best[i], best) < 0:
+                    best[0] = self.fresh_best[i]
+            elif self.base_has[i] and move_cmp(&self.base_best[i], best) < 0:
+                best[0] = self.base_best[i]
 
     def __dealloc__(self):
+        free(self.affected)
         free(self.cands)
         free(self.active)
         free(self.eq_sum)
@@ -125,6 +222,10 @@ cdef class SimWorker:
         free(self.n)
         free(self.ply_score)
         free(self.ply_bingo)
+
+    def affected_lanes(self, int c):
+        """Lanes (dir, lane) that candidate c changes, whose search the first reply repeats."""
+        return [(i // MAX_BOARD_DIM, i % MAX_BOARD_DIM) for i in range(LANES) if self.affected[c * LANES + i]]
 
     def set_active(self, int i, bint on):
         self.active[i] = on
@@ -150,6 +251,7 @@ cdef class SimWorker:
         cdef Move best
         cdef double leftover, eq, win
         cdef int our_leave, their_leave
+        cdef bint reuse
         rng_seed(&rng, splitmix64(&st))
         memcpy(shuffled, self.pool, self.pool_n * sizeof(ml_t))
         for i in range(self.pool_n - 1, 0, -1):
@@ -167,6 +269,9 @@ cdef class SimWorker:
             opp[shuffled[i]] += 1
         self.g.set_hidden(opp_p, opp, &shuffled[need], self.pool_n - need)
         start = self.g.score[self.me] - self.g.score[opp_p]
+        reuse = self.reuse_lanes and self.plies > 0 and self.g.bag_n > 0
+        if reuse:
+            self.mg.lane_bests(self.g.racks[opp_p], self.g.bag_n, self.all_lanes, self.base_best, self.base_has)
         for c in range(self.n_cands):
             if not self.active[c]:
                 continue
@@ -176,9 +281,12 @@ cdef class SimWorker:
                 if self.g.over:
                     break
                 mover = self.g.on_turn
-                self.mg.gen_c(self.g.racks[mover], self.g.bag_n, self.g.rack_value(1 - mover), RECORD_BEST, 1,
-                              False)
-                best = self.mg.move_buf[0]
+                if ply == 0 and reuse and self.g.bag_n > 0 and mover == opp_p:
+                    self.first_reply(c, mover, &best)
+                else:
+                    self.mg.gen_c(self.g.racks[mover], self.g.bag_n, self.g.rack_value(1 - mover), RECORD_BEST,
+                                  1, False)
+                    best = self.mg.move_buf[0]
                 leave_p[ply] = mover
                 leave_v[ply] = self.mg.leave_value[best.leave_mask] if self.g.bag_n > 0 else 0
                 self.ply_score[c * MAX_PLIES + ply] += best.score

@@ -96,3 +96,24 @@ def test_cli_json(nwl):
     bad = subprocess.run([sys.executable, "-m", "macondo_server", "sim", EMPTY, "--plies", "99"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "plies" in bad.stderr and "Traceback" not in bad.stderr
+
+
+MIDGAME = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/"
+           "5I1N3N3/3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 AABDELT/ 0/0 0 lex NWL20;")
+
+
+@pytest.mark.parametrize("cgp", [MIDGAME, "15/15/15/15/15/15/15/7QI6/15/15/15/15/15/15/15 ?EINRST/ 0/22 0 lex NWL20;"])
+def test_first_reply_lane_reuse_is_exact(engine, nwl, cgp):
+    """The opponent's first reply from reused root lanes equals a full search: identical statistics."""
+    stats = []
+    for reuse in (True, False):
+        job = SimJob(engine, parse_cgp(cgp), SimOptions(plies=2, iterations=128, num_plays=8, threads=1, seed=5))
+        for w in job.workers:
+            w.reuse_lanes = reuse
+        res = job.run()
+        stats.append([(p.text, p.equity, p.win_pct, p.n, p.ply_scores) for p in res.plays])
+    assert stats[0] == stats[1]
+    # every lane a candidate changes is repeated; the others keep their root result
+    job = SimJob(engine, parse_cgp(MIDGAME), SimOptions(plies=2, iterations=1, num_plays=3, threads=1, seed=5))
+    lanes = job.workers[0].affected_lanes(0)
+    assert 0 < len(lanes) < 30
