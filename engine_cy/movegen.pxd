@@ -154,6 +154,8 @@ cdef class MoveGen:
     cdef void gen_best_shadow(self) noexcept nogil
     cdef void prepare_shadow(self) noexcept nogil
     cdef int generate_c(self) except -1 nogil
+    cdef const uint8_t* lane_filter       # gen_best_shadow: only these lanes (NULL: all)
+    cdef int seeded_best(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* best) except -1 nogil
     cdef void set_rack_c(self, const uint8_t* rack) noexcept nogil
     cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
                         uint8_t* has) except -1 nogil

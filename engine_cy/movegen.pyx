@@ -577,6 +577,8 @@ cdef class MoveGen:
             if self.board_empty and d == 1:
                 break
             for lane in range(self.dim):
+                if self.lane_filter != NULL and not self.lane_filter[d * MAX_BOARD_DIM + lane]:
+                    continue
                 self.cache_lane(d, lane)
                 last = -100
                 for idx in range(self.dim):
@@ -732,6 +734,27 @@ cdef class MoveGen:
                 if self.has_best:
                     out[idx] = self.best
                     has[idx] = 1
+        return 0
+
+    cdef int seeded_best(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* best) except -1 nogil:
+        """Improve `best` (a move for this rack) with the placements of the flagged lanes, searching their
+        anchors by shadow bound from the seed down: anchors that cannot reach it are skipped."""
+        self.set_rack_c(rack)
+        self.bag_tiles = bag_tiles
+        self.opp_rack_value = -1
+        self.record_mode = RECORD_BEST
+        self.n_moves = 0
+        self.tiles_played = 0
+        self.prepare_leaves()
+        self.board_empty = self.board.n_tiles == 0
+        self.best = best[0]
+        self.has_best = True
+        if self.rack_tiles > 0 and not self.board_empty:
+            self.prepare_shadow()
+            self.lane_filter = lanes
+            self.gen_best_shadow()
+            self.lane_filter = NULL
+        best[0] = self.best
         return 0
 
     cdef void set_rack_c(self, const uint8_t* rack) noexcept nogil:

@@ -60,8 +60,6 @@ cdef class SimWorker:
     cdef uint8_t all_lanes[LANES]
     cdef Move base_best[LANES]
     cdef uint8_t base_has[LANES]
-    cdef Move fresh_best[LANES]
-    cdef uint8_t fresh_has[LANES]
     cdef public bint reuse_lanes
 
     def __cinit__(self):
@@ -195,21 +193,20 @@ cdef class SimWorker:
         return live, live_aff
 
     cdef void first_reply(self, int c, int mover, Move* best) noexcept nogil:
-        """The opponent's best move after candidate c (played), from the root search of unchanged lanes and
-        a fresh search of the changed ones; exchanges and the pass from a placement-free generation."""
+        """The opponent's best move after candidate c (played): exchanges and the pass, the root search's
+        best in every unchanged lane, then a shadow-bounded search of the changed lanes seeded with that."""
         cdef int i
         cdef uint8_t* aff = &self.affected[c * LANES]
-        self.mg.lane_bests(self.g.racks[mover], self.g.bag_n, aff, self.fresh_best, self.fresh_has)
         self.mg.skip_places = True
         self.mg.gen_c(self.g.racks[mover], self.g.bag_n, -1, RECORD_BEST, 1, False)
         self.mg.skip_places = False
-        best[0] = self.mg.move_buf[0]          # the best exchange or the pass; it also leaves the rack's
-        for i in range(LANES):                 # leave table in place for the caller
-            if aff[i]:
-                if self.fresh_has[i] and move_cmp(&self.fresh_best[i], best) < 0:
-                    best[0] = self.fresh_best[i]
-            elif self.base_has[i] and move_cmp(&self.base_best[i], best) < 0:
+        best[0] = self.mg.move_buf[0]          # the best exchange or the pass
+        for i in range(LANES):
+            if not aff[i] and self.base_has[i] and move_cmp(&self.base_best[i], best) < 0:
                 best[0] = self.base_best[i]
+        # the changed lanes, anchor by anchor while their shadow bound can still beat that (this also
+        # leaves the rack's leave table in place for the caller)
+        self.mg.seeded_best(self.g.racks[mover], self.g.bag_n, aff, best)
 
     def __dealloc__(self):
         free(self.affected)
