@@ -148,14 +148,16 @@ cdef class MoveGen:
     cdef int rack_vals[8]                 # rack tile values, descending (blank 0)
     cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played
     cdef public bint use_shadow           # shadow-bounded anchor search in best mode
-    cdef public bint skip_places          # generate only exchanges and the pass
     cdef void cache_lane(self, int d, int lane) noexcept nogil
     cdef equity_t shadow_bound(self, int anchor, int last_anchor) noexcept nogil
     cdef void gen_best_shadow(self) noexcept nogil
     cdef void prepare_shadow(self) noexcept nogil
     cdef int generate_c(self) except -1 nogil
     cdef const uint8_t* lane_filter       # gen_best_shadow: only these lanes (NULL: all)
-    cdef int seeded_best(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* best) except -1 nogil
+    cdef void record_pass(self) noexcept nogil
+    cdef void begin_best(self, const uint8_t* rack, int bag_tiles) noexcept nogil
+    cdef int seeded_best(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, const Move* seed,
+                         Move* best) except -1 nogil
     cdef void set_rack_c(self, const uint8_t* rack) noexcept nogil
     cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
                         uint8_t* has) except -1 nogil

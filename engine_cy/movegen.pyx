@@ -658,7 +658,6 @@ cdef class MoveGen:
 
     cdef int generate_c(self) except -1 nogil:
         cdef int d, lane
-        cdef Move m
         cdef ml_t buf[RACK_SIZE + 1]
         cdef int i
         self.n_moves = 0
@@ -673,9 +672,7 @@ cdef class MoveGen:
             self.gen_exchanges(0, 0, 0, buf)
         # Shadow bounds cost ~10 us per generation and pay off only when a blank multiplies the search
         # (measured: AABDELT 77 -> 88 us with them, ?AABDEL 1225 -> 959 us).
-        if self.skip_places:
-            pass
-        elif self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow and self.rack[0] > 0:
+        if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow and self.rack[0] > 0:
             self.prepare_shadow()
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
@@ -686,6 +683,16 @@ cdef class MoveGen:
                 for lane in range(self.dim):
                     self.lane = lane
                     self.gen_lane()
+        self.record_pass()
+        if self.record_mode == RECORD_BEST and self.has_best:
+            self.move_buf[0] = self.best
+            self.n_moves = 1
+        elif self.n_moves > 1 and self.do_sort and self.record_mode != RECORD_SMALL:
+            qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
+        return 0
+
+    cdef void record_pass(self) noexcept nogil:
+        cdef Move m
         self.n_passes = 1
         m.kind = MOVE_PASS
         m.score = 0
@@ -697,20 +704,9 @@ cdef class MoveGen:
         m.leave_mask = self.cur_mask
         m.equity = self.equity_for(0, 0, self.cur_mask)
         self.record(&m)
-        if self.record_mode == RECORD_BEST and self.has_best:
-            self.move_buf[0] = self.best
-            self.n_moves = 1
-        elif self.n_moves > 1 and self.do_sort and self.record_mode != RECORD_SMALL:
-            qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
-        return 0
 
-    cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
-                        uint8_t* has) except -1 nogil:
-        """The best placement (move_cmp order) in each lane flagged in lanes[d * MAX_BOARD_DIM + lane], into
-        out/has at the same index; no exchanges or pass. With a positive bag the equity of a placement
-        depends only on the rack and its own lane, so a search that changes a few lanes of the board can
-        reuse the other lanes' results (the simulation's first reply to each candidate does)."""
-        cdef int d, lane, idx
+    cdef void begin_best(self, const uint8_t* rack, int bag_tiles) noexcept nogil:
+        """Set up a best-move search of `rack` with a positive bag (lane_bests, seeded_best)."""
         self.set_rack_c(rack)
         self.bag_tiles = bag_tiles
         self.opp_rack_value = -1
@@ -719,6 +715,15 @@ cdef class MoveGen:
         self.tiles_played = 0
         self.prepare_leaves()
         self.board_empty = self.board.n_tiles == 0
+
+    cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
+                        uint8_t* has) except -1 nogil:
+        """The best placement (move_cmp order) in each lane flagged in lanes[d * MAX_BOARD_DIM + lane], into
+        out/has at the same index; no exchanges or pass. With a positive bag the equity of a placement
+        depends only on the rack and its own lane, so a search that changes a few lanes of the board can
+        reuse the other lanes' results (the simulation's first reply to each candidate does)."""
+        cdef int d, lane, idx
+        self.begin_best(rack, bag_tiles)
         for d in range(2):
             for lane in range(self.dim):
                 idx = d * MAX_BOARD_DIM + lane
@@ -736,19 +741,19 @@ cdef class MoveGen:
                     has[idx] = 1
         return 0
 
-    cdef int seeded_best(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* best) except -1 nogil:
-        """Improve `best` (a move for this rack) with the placements of the flagged lanes, searching their
-        anchors by shadow bound from the seed down: anchors that cannot reach it are skipped."""
-        self.set_rack_c(rack)
-        self.bag_tiles = bag_tiles
-        self.opp_rack_value = -1
-        self.record_mode = RECORD_BEST
-        self.n_moves = 0
-        self.tiles_played = 0
-        self.prepare_leaves()
-        self.board_empty = self.board.n_tiles == 0
-        self.best = best[0]
-        self.has_best = True
+    cdef int seeded_best(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, const Move* seed,
+                         Move* best) except -1 nogil:
+        """The best move of `rack` given `seed` (the best placement elsewhere, or NULL): the exchanges and
+        the pass, then the placements of the flagged lanes, their anchors searched by shadow bound while
+        they can still beat the best so far."""
+        cdef ml_t buf[RACK_SIZE + 1]
+        self.begin_best(rack, bag_tiles)
+        self.has_best = seed != NULL
+        if seed != NULL:
+            self.best = seed[0]
+        if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
+            self.gen_exchanges(0, 0, 0, buf)
+        self.record_pass()
         if self.rack_tiles > 0 and not self.board_empty:
             self.prepare_shadow()
             self.lane_filter = lanes

@@ -97,6 +97,18 @@ cdef uint64_t _group_key(const ml_t* seq, int k, int t) noexcept nogil:
     return key
 
 
+cdef int _seq_index(const ml_t* seqs, int nq, int k, const ml_t* seq) noexcept nogil:
+    """Index of `seq` (k tiles) among the nq sequences of _fill_seqs, or -1."""
+    cdef int qi, i
+    for qi in range(nq):
+        for i in range(k):
+            if seqs[qi * MAX_SEQ + i] != seq[i]:
+                break
+        else:
+            return qi
+    return -1
+
+
 cdef enum:
     NEST_CACHE = 4096          # nested verdict arrays kept per worker (direct-mapped)
     NEST_MAX_DRAWS = 20000     # larger nested solves are not cached
@@ -304,8 +316,7 @@ cdef class PegWorker:
         cdef ml_t cur_seq[MAX_SEQ]
         cdef uint64_t key = 0
         cdef NestEntry* e = NULL
-        cdef int qi, j, actual_idx
-        cdef bint same
+        cdef int actual_idx
         self.nested_calls += 1
         self.g.bag_sequence(actual)
         memcpy(save_opp, self.g.racks[o], MAX_ALPHABET)
@@ -325,16 +336,7 @@ cdef class PegWorker:
                 if seqs != NULL:
                     memset(cur_seq, 0, MAX_SEQ)
                     _fill_seqs(unseen, size, k, 0, cur_seq, seqs, NULL, 0, 1)
-                    actual_idx = -1
-                    for qi in range(nq):
-                        same = True
-                        for j in range(k):
-                            if seqs[qi * MAX_SEQ + j] != actual[j]:
-                                same = False
-                                break
-                        if same:
-                            actual_idx = qi
-                            break
+                    actual_idx = _seq_index(seqs, nq, k, actual)
                     free(seqs)
                     if actual_idx >= 0:
                         self.nested_hits += 1
@@ -376,19 +378,12 @@ cdef class PegWorker:
         cdef ml_t cur_seq[MAX_SEQ]
         cdef ArenaMove* cands
         cdef int64_t best = 0, T
-        cdef bint have_best = False, complete, all_win, same
+        cdef bint have_best = False, complete, all_win
         cdef Move m
         cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
         memset(cur_seq, 0, MAX_SEQ)
         _fill_seqs(unseen, size, k, 0, cur_seq, seqs, weights, 0, 1)
-        for qi in range(nq):
-            same = True
-            for i in range(k):
-                if seqs[qi * MAX_SEQ + i] != actual[i]:
-                    same = False
-                    break
-            if same:
-                actual_idx = qi
+        actual_idx = _seq_index(seqs, nq, k, actual)
         # draws equivalent for a play of t tiles share one solve
         for t in range(k + 1):
             for qi in range(nq):

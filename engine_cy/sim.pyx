@@ -193,20 +193,18 @@ cdef class SimWorker:
         return live, live_aff
 
     cdef void first_reply(self, int c, int mover, Move* best) noexcept nogil:
-        """The opponent's best move after candidate c (played): exchanges and the pass, the root search's
-        best in every unchanged lane, then a shadow-bounded search of the changed lanes seeded with that."""
+        """The opponent's best move after candidate c (played): the root search's best in every unchanged
+        lane seeds a search of the exchanges, the pass and the changed lanes (shadow-bounded). It also
+        leaves the rack's leave table in place for the caller."""
         cdef int i
         cdef uint8_t* aff = &self.affected[c * LANES]
-        self.mg.skip_places = True
-        self.mg.gen_c(self.g.racks[mover], self.g.bag_n, -1, RECORD_BEST, 1, False)
-        self.mg.skip_places = False
-        best[0] = self.mg.move_buf[0]          # the best exchange or the pass
+        cdef Move seed
+        cdef bint have = False
         for i in range(LANES):
-            if not aff[i] and self.base_has[i] and move_cmp(&self.base_best[i], best) < 0:
-                best[0] = self.base_best[i]
-        # the changed lanes, anchor by anchor while their shadow bound can still beat that (this also
-        # leaves the rack's leave table in place for the caller)
-        self.mg.seeded_best(self.g.racks[mover], self.g.bag_n, aff, best)
+            if not aff[i] and self.base_has[i] and (not have or move_cmp(&self.base_best[i], &seed) < 0):
+                seed = self.base_best[i]
+                have = True
+        self.mg.seeded_best(self.g.racks[mover], self.g.bag_n, aff, &seed if have else NULL, best)
 
     def __dealloc__(self):
         free(self.affected)
