@@ -59,6 +59,7 @@ cdef class Kwg:
     cdef const uint32_t* counts
     cdef object _child_masks             # lazily computed: tiles of the sibling-list suffix at each node
     cdef const uint64_t* child_masks
+    cdef object _word_map                # lazily built engine_cy.wordmap.WordMap
     cdef bint contains_ml(self, const unsigned char* word, int n) noexcept nogil
     cdef void ensure_child_masks(self) except *
     cdef void ensure_counts(self) except *

@@ -33,6 +33,7 @@ cdef class Kwg:
         self._counts = None
         self.child_masks = NULL
         self._child_masks = None
+        self._word_map = None
 
     def __init__(self, data):
         """data: bytes-like KWG file contents (little-endian uint32 nodes)."""
@@ -189,6 +190,13 @@ cdef class Kwg:
                 p -= 1
         self._child_masks = arr
         self.child_masks = m
+
+    def word_map(self):
+        """The words of 7+ letters by letter multiset (built on first use, then shared)."""
+        from engine_cy.wordmap import WordMap
+        if self._word_map is None:
+            self._word_map = WordMap(self)
+        return self._word_map
 
     def word_count(self, uint32_t root=0xFFFFFFFF):
         """Number of strings accepted from a root list (default: the DAWG root)."""

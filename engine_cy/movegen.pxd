@@ -4,6 +4,7 @@ from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
+from engine_cy.wordmap cimport WordMap, WmSlot
 
 cdef enum:
     MOVE_PLACE = 0
@@ -75,9 +76,14 @@ cdef inline int move_cmp(const Move* a, const Move* b) noexcept nogil:
     return 0
 
 
+cdef enum:
+    BINGO_KEYS = 64           # per-generation cache of word-map lookups, by played-through multiset
+    BINGO_POOL = 4096
+
 cdef struct AnchorBound:
     int dir, lane, col, last  # last = previous anchor in the lane (bounds the left part)
-    equity_t bound            # shadow upper bound on equity (millipoints)
+    equity_t bound            # shadow upper bound on equity (millipoints) of the pass being searched
+    equity_t bound2           # with a blank on the rack: the bound of plays that use a blank
 
 cimport cython
 
@@ -146,10 +152,30 @@ cdef class MoveGen:
 
     cdef AnchorBound anchors[2 * MAX_BOARD_DIM * MAX_BOARD_DIM]
     cdef int rack_vals[8]                 # rack tile values, descending (blank 0)
-    cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played
+    cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played (plays without a blank)
+    cdef equity_t best_extra_b[8]         # the same for plays that use a blank (-inf: no such play)
     cdef public bint use_shadow           # shadow-bounded anchor search in best mode
+    cdef public bint use_word_map         # 7-tile plays of best-mode searches from the word map
+    cdef WordMap wmap                     # None when the alphabet does not fit its keys
+    cdef int max_tiles                    # the GADDAG search places at most this many tiles
+    cdef uint64_t rack_k0, rack_k1        # word-map key of the rack's letters (blanks left out)
+    cdef uint64_t bc_k0[BINGO_KEYS]
+    cdef uint64_t bc_k1[BINGO_KEYS]
+    cdef int bc_start[BINGO_KEYS]
+    cdef int bc_count[BINGO_KEYS]
+    cdef int bc_n
+    cdef const WmSlot* bp_slot[BINGO_POOL]
+    cdef uint8_t bp_blank[BINGO_POOL][2]  # the letters the blanks stand for in that class (0: none)
+    cdef int bp_n
     cdef void cache_lane(self, int d, int lane) noexcept nogil
-    cdef equity_t shadow_bound(self, int anchor, int last_anchor) noexcept nogil
+    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil
+    cdef bint begin_bingos(self) noexcept nogil
+    cdef void gen_bingos(self) noexcept nogil
+    cdef int bingo_classes(self, uint64_t k0, uint64_t k1) noexcept nogil
+    cdef void place_bingos(self, int left, int right, int e) noexcept nogil
+    cdef void record_bingo(self, int left, int right, const uint8_t* word, int score, int W, int b1,
+                           int b2) noexcept nogil
+    cdef void search_anchors(self, int n_anchors) noexcept nogil
     cdef void gen_best_shadow(self) noexcept nogil
     cdef void prepare_shadow(self) noexcept nogil
     cdef int generate_c(self) except -1 nogil

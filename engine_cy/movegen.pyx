@@ -15,6 +15,7 @@ from engine_cy.kwg cimport (Kwg, kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg
                             KWG_ARC_MASK, KWG_ACCEPTS)
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
+from engine_cy.wordmap cimport WordMap, WmSlot, wm_add
 from engine_cy.cross_set import compute_all as _compute_cross_sets
 
 cdef extern from *:
@@ -141,6 +142,10 @@ cdef class MoveGen:
             raise MemoryError()
         self.rack_key_valid = 0
         self.use_shadow = True
+        self.use_word_map = True
+        self.max_tiles = RACK_SIZE
+        wm = kwg.word_map()
+        self.wmap = wm if wm.usable and ld.size <= 33 else None
         if klv is not None:
             klv.kwg.ensure_counts()
 
@@ -390,7 +395,7 @@ cdef class MoveGen:
                 self.go_on(col, cur, n & KWG_ARC_MASK, (n & KWG_ACCEPTS) != 0, leftstrip, rightstrip,
                            main_score, word_mult, cross_total)
             return
-        if self.rack_tiles == 0:
+        if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
             return
         cs = self.row_cs[col] & kids & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
         while cs != 0:
@@ -497,6 +502,8 @@ cdef class MoveGen:
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
         self.cache_lane(self.dir, self.lane)
+        if self.max_tiles < RACK_SIZE:
+            self.gen_bingos()
         self.last_anchor_col = -100
         for idx in range(self.dim):
             if not self.row_anchor[idx]:
@@ -509,17 +516,21 @@ cdef class MoveGen:
             self.recursive_gen(idx, self.kwg.gaddag_root, idx, idx, 0, 1, 0)
             self.last_anchor_col = idx
 
-    cdef equity_t shadow_bound(self, int anchor, int last_anchor) noexcept nogil:
-        """Upper bound on the equity of any play generated from this anchor (row cache must hold its lane).
+    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil:
+        """Upper bounds on the equity of the plays generated from this anchor (row cache must hold its lane):
+        `bound` for plays that use no blank, `bound2` for plays that use one (best_extra / best_extra_b hold
+        the leave terms; -inf where no such play can exist).
 
         Every span [left, right] around the anchor that a play could cover is bounded by pairing the
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
         ignoring which letters fit, plus the best leave term for that many tiles played."""
-        cdef int dim = self.dim, n = self.rack_tiles, left, right, i, j, k, x
-        cdef int W, fixed, cross_const, coef[RACK_SIZE + 1], sorted_c[RACK_SIZE + 1], tmp
+        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, x
+        cdef int W, fixed, cross_const, sorted_c[RACK_SIZE + 1], tmp, c
         cdef int64_t score
-        cdef equity_t eq, best = -2147483647
+        cdef equity_t eq, best = -2147483647, best2 = -2147483647
         cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        if n > self.max_tiles:
+            n = self.max_tiles
         left = anchor
         while left > last_anchor and left >= 0:
             if self.row_tiles[left] == 0 and (self.row_cs[left] & usable) == 0:
@@ -550,8 +561,8 @@ cdef class MoveGen:
                 j = 0
                 for x in range(left, i + 1):
                     if self.row_tiles[x] == 0:
-                        coef[j] = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
-                        sorted_c[j] = coef[j]
+                        c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
+                        sorted_c[j] = c
                         tmp = j
                         while tmp > 0 and sorted_c[tmp - 1] < sorted_c[tmp]:
                             sorted_c[tmp - 1], sorted_c[tmp] = sorted_c[tmp], sorted_c[tmp - 1]
@@ -562,17 +573,27 @@ cdef class MoveGen:
                     score += sorted_c[j] * self.rack_vals[j]
                 if k == RACK_SIZE:
                     score += self.bingo_bonus
-                eq = <equity_t> (score * EQUITY_SCALE) + self.best_extra[k]
-                if eq > best:
-                    best = eq
+                eq = <equity_t> (score * EQUITY_SCALE)
+                if self.best_extra[k] > -2147483647 and eq + self.best_extra[k] > best:
+                    best = eq + self.best_extra[k]
+                if self.best_extra_b[k] > -2147483647 and eq + self.best_extra_b[k] > best2:
+                    best2 = eq + self.best_extra_b[k]
             left -= 1
-        return best
+        bound[0] = best
+        bound2[0] = best2
 
     cdef void gen_best_shadow(self) noexcept nogil:
-        """Best-move generation: anchors bounded by shadow_bound, searched best bound first, and skipped
-        once the bound falls below the best move found (ties are still searched for the tie-break)."""
-        cdef int d, lane, idx, last, n_anchors = 0, a
+        """Best-move generation. With a full rack and a usable word map, every 7-tile play comes from the
+        word map first and the GADDAG search places at most 6 tiles. Anchors are then bounded by
+        shadow_bound and searched best bound first, skipped once the bound falls below the best move found
+        (ties are still searched for the tie-break). With a blank on the rack the search runs twice: first
+        the plays that keep every blank (the blank held back, which prunes most of the tree), then the
+        plays that use one, bounded by the leaves without it."""
+        cdef int d, lane, idx, last, n_anchors = 0, a, nb = self.rack[0]
         cdef AnchorBound* anc = self.anchors
+        cdef bint bingos = self.begin_bingos()
+        cdef equity_t b1, b2
+        self.prepare_shadow()
         for d in range(2):
             if self.board_empty and d == 1:
                 break
@@ -580,22 +601,42 @@ cdef class MoveGen:
                 if self.lane_filter != NULL and not self.lane_filter[d * MAX_BOARD_DIM + lane]:
                     continue
                 self.cache_lane(d, lane)
+                if bingos:
+                    self.gen_bingos()
                 last = -100
                 for idx in range(self.dim):
                     if not self.row_anchor[idx]:
                         continue
                     if self.row_cs[idx] != 0:
-                        anc[n_anchors].dir = d
-                        anc[n_anchors].lane = lane
-                        anc[n_anchors].col = idx
-                        anc[n_anchors].last = last
-                        anc[n_anchors].bound = self.shadow_bound(idx, last)
-                        n_anchors += 1
+                        self.shadow_bound(idx, last, &b1, &b2)
+                        if b1 > -2147483647 or b2 > -2147483647:
+                            anc[n_anchors].dir = d
+                            anc[n_anchors].lane = lane
+                            anc[n_anchors].col = idx
+                            anc[n_anchors].last = last
+                            anc[n_anchors].bound = b1
+                            anc[n_anchors].bound2 = b2
+                            n_anchors += 1
                     last = idx
-        qsort(anc, n_anchors, sizeof(AnchorBound), _anchor_cmp)
         self.dir = -1
+        if nb > 0:
+            # plays that keep the blanks: search with them held back (the leave masks still count them)
+            self.rack[0] = 0
+            self.rack_tiles -= nb
+            self.search_anchors(n_anchors)
+            self.rack[0] = nb
+            self.rack_tiles += nb
+            for a in range(n_anchors):
+                anc[a].bound = anc[a].bound2
+        self.search_anchors(n_anchors)
+
+    cdef void search_anchors(self, int n_anchors) noexcept nogil:
+        """Search the anchors best `bound` first while the bound can still reach the best move."""
+        cdef AnchorBound* anc = self.anchors
+        cdef int a
+        qsort(anc, n_anchors, sizeof(AnchorBound), _anchor_cmp)
         for a in range(n_anchors):
-            if self.has_best and anc[a].bound < self.best.equity:
+            if anc[a].bound == -2147483647 or (self.has_best and anc[a].bound < self.best.equity):
                 break
             if anc[a].dir != self.dir or anc[a].lane != self.lane:
                 self.cache_lane(anc[a].dir, anc[a].lane)
@@ -604,8 +645,9 @@ cdef class MoveGen:
             self.recursive_gen(anc[a].col, self.kwg.gaddag_root, anc[a].col, anc[a].col, 0, 1, 0)
 
     cdef void prepare_shadow(self) noexcept nogil:
-        """Rack values sorted descending and the best leave term for each number of tiles played."""
-        cdef int ml, i, j, n = 0, k, tmp, kept
+        """Rack values sorted descending and the best leave term for each number of tiles played, for plays
+        that keep every blank (best_extra) and plays that use one (best_extra_b), up to max_tiles."""
+        cdef int ml, i, j, n = 0, k, tmp, kept, nb = self.rack[0], kept_blanks
         cdef int size = self.ld.size
         cdef equity_t e
         for ml in range(size):
@@ -620,11 +662,204 @@ cdef class MoveGen:
                 n += 1
         for k in range(RACK_SIZE + 1):
             self.best_extra[k] = -2147483647
+            self.best_extra_b[k] = -2147483647
         for i in range(self.n_sub_masks):   # every kept sub-multiset (prepare_leaves listed them)
             kept = self.sub_sizes[i]
+            if n - kept == 0 or n - kept > self.max_tiles:
+                continue
             e = self.equity_for(0, n - kept, self.sub_masks[i])
-            if e > self.best_extra[n - kept]:
-                self.best_extra[n - kept] = e
+            # blanks are machine letter 0: their instance bits are the mask's lowest nb bits
+            kept_blanks = __builtin_popcountll(self.sub_masks[i] & ((1 << nb) - 1))
+            if kept_blanks == nb:
+                if e > self.best_extra[n - kept]:
+                    self.best_extra[n - kept] = e
+            elif e > self.best_extra_b[n - kept]:
+                self.best_extra_b[n - kept] = e
+
+    # ------------------------------------------------------------ 7-tile plays from the word map
+
+    cdef bint begin_bingos(self) noexcept nogil:
+        """Set up a generation: with a full rack and a usable word map the 7-tile plays come from the word
+        map (gen_bingos, called per lane) and the GADDAG search stops at 6 tiles (max_tiles)."""
+        cdef int ml, k
+        self.max_tiles = RACK_SIZE
+        if not (self.use_word_map and self.wmap is not None and self.dim <= 15 and self.rack_tiles == RACK_SIZE):
+            return False
+        self.max_tiles = RACK_SIZE - 1
+        self.bc_n = 0
+        self.bp_n = 0
+        self.rack_k0 = 0
+        self.rack_k1 = 0
+        for ml in range(1, self.ld.size):
+            for k in range(self.rack[ml]):
+                wm_add(&self.rack_k0, &self.rack_k1, ml)
+        return True
+
+    cdef void gen_bingos(self) noexcept nogil:
+        """Every 7-tile play in the cached lane: each span of seven empty squares (with the tiles it plays
+        through) that touches the board, looked up as rack + through letters in the word map."""
+        cdef int dim = self.dim, left = 0, i, k, e
+        cdef uint64_t k0, k1, usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef bint touches
+        cdef ml_t t
+        while left < dim:
+            if left > 0 and self.row_tiles[left - 1] != 0:
+                left += 1
+                continue
+            k = 0
+            k0 = self.rack_k0
+            k1 = self.rack_k1
+            touches = False
+            i = left
+            while i < dim:
+                t = self.row_tiles[i]
+                if t != 0:
+                    wm_add(&k0, &k1, t & 0x7F)
+                    touches = True
+                else:
+                    if k == RACK_SIZE or (self.row_cs[i] & usable) == 0:
+                        break
+                    if self.row_cross_word[i]:
+                        touches = True
+                    k += 1
+                i += 1
+            if k < RACK_SIZE:
+                if i >= dim:
+                    return          # too few squares left in the lane
+                left = i + 1        # square i takes no rack letter: no span can cover it
+                continue
+            if self.board_empty:
+                touches = self.dir == 0 and self.lane == self.board.start_row and \
+                    left <= self.board.start_col < i
+            if touches:
+                e = self.bingo_classes(k0, k1)
+                if self.bc_count[e] > 0:
+                    self.place_bingos(left, i - 1, e)
+            left += 1
+
+    cdef int bingo_classes(self, uint64_t k0, uint64_t k1) noexcept nogil:
+        """Cache entry (bc_*) listing the word-map classes of this multiset with each way to name the rack's
+        blanks (bp_slot / bp_blank), looked up once per generation."""
+        cdef int e, c1, c2, size = self.ld.size, nb = self.rack[0]
+        cdef uint64_t a0, a1, b0, b1
+        cdef const WmSlot* s
+        for e in range(self.bc_n):
+            if self.bc_k0[e] == k0 and self.bc_k1[e] == k1:
+                return e
+        if self.bc_n == BINGO_KEYS or self.bp_n + size * size > BINGO_POOL:
+            self.bc_n = 0
+            self.bp_n = 0
+        e = self.bc_n
+        self.bc_n += 1
+        self.bc_k0[e] = k0
+        self.bc_k1[e] = k1
+        self.bc_start[e] = self.bp_n
+        if nb == 0:
+            s = self.wmap.find(k0, k1)
+            if s != NULL:
+                self.bp_slot[self.bp_n] = s
+                self.bp_blank[self.bp_n][0] = 0
+                self.bp_blank[self.bp_n][1] = 0
+                self.bp_n += 1
+        else:
+            for c1 in range(1, size):
+                a0 = k0
+                a1 = k1
+                wm_add(&a0, &a1, c1)
+                if nb == 1:
+                    s = self.wmap.find(a0, a1)
+                    if s != NULL:
+                        self.bp_slot[self.bp_n] = s
+                        self.bp_blank[self.bp_n][0] = <uint8_t> c1
+                        self.bp_blank[self.bp_n][1] = 0
+                        self.bp_n += 1
+                    continue
+                for c2 in range(c1, size):
+                    b0 = a0
+                    b1 = a1
+                    wm_add(&b0, &b1, c2)
+                    s = self.wmap.find(b0, b1)
+                    if s != NULL:
+                        self.bp_slot[self.bp_n] = s
+                        self.bp_blank[self.bp_n][0] = <uint8_t> c1
+                        self.bp_blank[self.bp_n][1] = <uint8_t> c2
+                        self.bp_n += 1
+        self.bc_count[e] = self.bp_n - self.bc_start[e]
+        return e
+
+    cdef void place_bingos(self, int left, int right, int e) noexcept nogil:
+        """Record every word of cache entry e that fits the span: the through tiles match and each new
+        letter is in its square's cross-set; every choice of which copies the blanks stand for."""
+        cdef int q, w, j, sq, L = right - left + 1, main, W, cross, val, c1, c2, j2, score
+        cdef const WmSlot* s
+        cdef const uint8_t* word
+        cdef ml_t t, x
+        cdef bint ok
+        for q in range(self.bc_start[e], self.bc_start[e] + self.bc_count[e]):
+            s = self.bp_slot[q]
+            c1 = self.bp_blank[q][0]
+            c2 = self.bp_blank[q][1]
+            for w in range(<int> s.count):
+                word = &self.wmap.letters[s.start + w * L]
+                ok = True
+                main = 0
+                W = 1
+                cross = 0
+                for j in range(L):
+                    sq = left + j
+                    x = word[j]
+                    t = self.row_tiles[sq]
+                    if t != 0:
+                        if (t & 0x7F) != x:
+                            ok = False
+                            break
+                        if not (t & 0x80):
+                            main += self.scores[x]
+                    else:
+                        if not ((self.row_cs[sq] >> x) & 1):
+                            ok = False
+                            break
+                        val = self.scores[x] * self.row_lm[sq]
+                        main += val
+                        W *= self.row_wm[sq]
+                        if self.row_cross_word[sq]:
+                            cross += (self.row_csc[sq] + val) * self.row_wm[sq]
+                if not ok:
+                    continue
+                score = main * W + cross + self.bingo_bonus
+                if c1 == 0:
+                    self.record_bingo(left, right, word, score, W, -1, -1)
+                    continue
+                for j in range(L):
+                    if word[j] != c1 or self.row_tiles[left + j] != 0:
+                        continue
+                    if c2 == 0:
+                        self.record_bingo(left, right, word, score, W, j, -1)
+                        continue
+                    for j2 in range(j + 1 if c2 == c1 else 0, L):
+                        if word[j2] == c2 and j2 != j and self.row_tiles[left + j2] == 0:
+                            self.record_bingo(left, right, word, score, W, j, j2)
+
+    cdef void record_bingo(self, int left, int right, const uint8_t* word, int score, int W, int b1,
+                           int b2) noexcept nogil:
+        """Record one 7-tile play: word over [left, right], blanks at word positions b1 and b2 (-1: none)."""
+        cdef int j, sq, b, saved_played = self.tiles_played
+        cdef uint8_t saved_mask = self.cur_mask
+        for j in range(right - left + 1):
+            sq = left + j
+            self.strip[sq] = 0 if self.row_tiles[sq] != 0 else word[j]
+        for j in range(2):
+            b = b1 if j == 0 else b2
+            if b >= 0:
+                sq = left + b
+                self.strip[sq] = word[b] | 0x80
+                score -= self.scores[word[b]] * self.row_lm[sq] * \
+                    (W + (self.row_wm[sq] if self.row_cross_word[sq] else 0))
+        self.tiles_played = RACK_SIZE
+        self.cur_mask = 0
+        self.record_place(left, right, score)
+        self.tiles_played = saved_played
+        self.cur_mask = saved_mask
 
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil:
         """Every distinct non-empty sub-multiset of the rack; mask = kept rack instances."""
@@ -670,12 +905,10 @@ cdef class MoveGen:
         self.board_empty = self.board.n_tiles == 0
         if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
             self.gen_exchanges(0, 0, 0, buf)
-        # Shadow bounds cost ~10 us per generation and pay off only when a blank multiplies the search
-        # (measured: AABDELT 77 -> 88 us with them, ?AABDEL 1225 -> 959 us).
-        if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow and self.rack[0] > 0:
-            self.prepare_shadow()
+        if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
+            self.begin_bingos()
             for d in range(2):
                 if self.board_empty and d == 1:
                     break
@@ -724,6 +957,7 @@ cdef class MoveGen:
         reuse the other lanes' results (the simulation's first reply to each candidate does)."""
         cdef int d, lane, idx
         self.begin_best(rack, bag_tiles)
+        self.begin_bingos()
         for d in range(2):
             for lane in range(self.dim):
                 idx = d * MAX_BOARD_DIM + lane
@@ -755,7 +989,6 @@ cdef class MoveGen:
             self.gen_exchanges(0, 0, 0, buf)
         self.record_pass()
         if self.rack_tiles > 0 and not self.board_empty:
-            self.prepare_shadow()
             self.lane_filter = lanes
             self.gen_best_shadow()
             self.lane_filter = NULL

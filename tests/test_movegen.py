@@ -223,6 +223,64 @@ def test_against_brute_force(seed):
                 board.set_tile(row + i * vertical, col + i * (not vertical), t)
 
 
+BINGO_WORDS = SMALL_WORDS + [
+    "RETAINS", "RETINAS", "STAINER", "NASTIER", "STEARIN", "ANESTRI", "RATINES", "RETRAINS", "TRAINERS",
+    "STRAINER", "TERRAINS", "RESTRAIN", "BANTERS", "ABSENTER", "DETRAINS", "STRAINED", "ENDARTS",
+    "TRADES", "TREADS", "STARED", "RAINS", "TRAINS", "AT", "TA", "IN", "TI", "IT", "NA", "AN", "TAR", "RAT",
+    "ART", "TAD", "SET", "TEN", "NET", "RIN", "TIN", "NIT", "DIN", "TRAIN", "DRAIN", "SNARE", "EARNS",
+]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_bingos_against_brute_force(seed):
+    """7- and 8-letter plays (the word map's part of the search) against brute force: racks that are
+    anagrams of the long words with 0-2 blanks, on boards grown from random legal plays."""
+    words = {enc(w) for w in BINGO_WORDS}
+    kwg = Kwg(build_kwg(sorted(words)))
+    gen = MoveGen(kwg, LD, None)
+    gaddag_only = MoveGen(kwg, LD, None)
+    gaddag_only.use_word_map = False
+    rng = random.Random(seed)
+    board = new_board()
+    long_words = [w for w in BINGO_WORDS if len(w) >= 7]
+    bingos = 0
+    for _step in range(7):
+        letters = list(enc(rng.choice(long_words)))
+        rng.shuffle(letters)
+        rack = letters[:7]
+        for i in rng.sample(range(7), rng.choice([0, 0, 1, 1, 2])):
+            rack[i] = 0
+        expected = brute_force_moves(board.tiles_list(), rack, words, LD, _premium(board))
+        gen.generate(board, rack, 50)
+        got = {(m[1], m[2], m[3], m[4]): m[5] for m in gen.moves() if m[0] == "place"}
+        assert got == expected
+        bingos += sum(1 for m in gen.moves() if m[7] == 7)
+        gaddag_only.generate(board, rack, 50)
+        assert gaddag_only.moves() == gen.moves()
+        gen.generate(board, rack, 50, mode="best")
+        assert gen.moves() == gaddag_only.moves()[:1]
+        places = [m for m in gaddag_only.moves() if m[0] == "place"]
+        if not places:
+            continue
+        _, row, col, vertical, tiles = rng.choice(places)[:5]
+        for i, t in enumerate(tiles):
+            if t:
+                board.set_tile(row + i * vertical, col + i * (not vertical), t)
+    assert bingos > 0
+
+
+def test_word_map_classes(registry):
+    lex = registry.get("SCOWL70")
+    wm = lex.kwg.word_map()
+    assert wm.usable and wm.n_words > 0 and wm.n_classes <= wm.n_words
+    words = [w for w in lex.kwg.words() if len(w) >= 7]
+    assert wm.n_words == len(words)
+    rng = random.Random(5)
+    for w in rng.sample(words, 50):
+        expected = sorted(v for v in words if sorted(v) == sorted(w))
+        assert wm.anagrams(list(w)) == expected
+
+
 def _best_vs_all(lex, klv, seed, turns=30):
     from engine_cy.game import Game
 
