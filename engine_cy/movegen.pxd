@@ -77,8 +77,14 @@ cdef inline int move_cmp(const Move* a, const Move* b) noexcept nogil:
 
 
 cdef enum:
+    EXT_CACHE = 1024          # lane-extension sets cached by lane contents (direct-mapped)
     BINGO_KEYS = 64           # per-generation cache of word-map lookups, by played-through multiset
     BINGO_POOL = 4096
+
+cdef struct ExtEntry:
+    int dim                            # 0: empty entry
+    uint8_t letters[MAX_BOARD_DIM]     # the lane's tiles as letters (blanks by their letter), 0 = empty
+    uint64_t ext[MAX_BOARD_DIM]        # per square: letters that can extend the neighbouring runs
 
 cdef struct AnchorBound:
     int dir, lane, col, last  # last = previous anchor in the lane (bounds the left part)
@@ -129,6 +135,7 @@ cdef class MoveGen:
     cdef uint64_t row_cs[MAX_BOARD_DIM]
     cdef int32_t row_csc[MAX_BOARD_DIM]
     cdef bint row_cross_word[MAX_BOARD_DIM]      # a perpendicular tile touches the square
+    cdef int row_cap[MAX_BOARD_DIM]              # shadow: highest value of a rack letter the square accepts
     cdef uint8_t row_lm[MAX_BOARD_DIM]
     cdef uint8_t row_wm[MAX_BOARD_DIM]
     cdef bint row_anchor[MAX_BOARD_DIM]
@@ -167,7 +174,11 @@ cdef class MoveGen:
     cdef const WmSlot* bp_slot[BINGO_POOL]
     cdef uint8_t bp_blank[BINGO_POOL][2]  # the letters the blanks stand for in that class (0: none)
     cdef int bp_n
+    cdef ExtEntry* ext_cache
+    cdef public bint use_ext              # restrict squares next to tiles by lane-direction extensions
     cdef void cache_lane(self, int d, int lane) noexcept nogil
+    cdef const uint64_t* lane_ext(self, int n_tiles) noexcept nogil
+    cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil
     cdef bint begin_bingos(self) noexcept nogil
     cdef void gen_bingos(self) noexcept nogil

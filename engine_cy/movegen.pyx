@@ -6,13 +6,13 @@
 # plays that form an across word are recorded by the across pass only.
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
-from libc.stdlib cimport malloc, realloc, free, qsort
-from libc.string cimport memset, memcpy
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.string cimport memset, memcpy, memcmp
 
 from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET, RACK_SIZE, EQUITY_SCALE
 from engine_cy.board cimport Board
 from engine_cy.kwg cimport (Kwg, kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile, KWG_IS_END,
-                            KWG_ARC_MASK, KWG_ACCEPTS)
+                            KWG_ARC_MASK, KWG_ACCEPTS, KWG_NOT_FOUND)
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.wordmap cimport WordMap, WmSlot, wm_add
@@ -120,6 +120,7 @@ cdef class MoveGen:
         self.cap_moves = 0
         self.peg_table = NULL
         self.peg_len = 0
+        self.ext_cache = NULL
 
     def __init__(self, Kwg kwg, LetterDistribution ld, Klv klv=None, int bingo_bonus=50):
         cdef int i
@@ -143,6 +144,10 @@ cdef class MoveGen:
         self.rack_key_valid = 0
         self.use_shadow = True
         self.use_word_map = True
+        self.use_ext = True
+        self.ext_cache = <ExtEntry*> calloc(EXT_CACHE, sizeof(ExtEntry))
+        if self.ext_cache == NULL:
+            raise MemoryError()
         self.max_tiles = RACK_SIZE
         wm = kwg.word_map()
         self.wmap = wm if wm.usable and ld.size <= 33 else None
@@ -155,6 +160,7 @@ cdef class MoveGen:
         free(self.small_equity)
         free(self.move_buf)
         free(self.peg_table)
+        free(self.ext_cache)
 
     def set_preendgame_table(self, values):
         """Optional equity adjustment by tiles the opponent will see unseen (points per index)."""
@@ -482,15 +488,23 @@ cdef class MoveGen:
         cdef const ml_t* other = &self.board.tiles[1 - d][0]
         self.dir = d
         self.lane = lane
+        cdef int n_tiles = 0
+        cdef const uint64_t* ext
         for idx in range(dim):
             sq = lane * dim + idx
             self.row_tiles[idx] = self.board.tiles[d][sq]
+            if self.row_tiles[idx] != 0:
+                n_tiles += 1
             self.row_cs[idx] = self.board.cross_set[d][sq]
             self.row_csc[idx] = self.board.cross_score[d][sq]
             self.row_lm[idx] = self.board.letter_mult[d][sq]
             self.row_wm[idx] = self.board.word_mult[d][sq]
             self.row_cross_word[idx] = (lane > 0 and other[idx * dim + lane - 1] != 0) or \
                                        (lane < dim - 1 and other[idx * dim + lane + 1] != 0)
+        if n_tiles > 0 and self.use_ext:
+            ext = self.lane_ext(n_tiles)
+            for idx in range(dim):
+                self.row_cs[idx] &= ext[idx]
         for idx in range(dim):
             if self.board_empty:
                 self.row_anchor[idx] = d == 0 and lane == self.board.start_row and idx == self.board.start_col
@@ -498,6 +512,68 @@ cdef class MoveGen:
                 self.row_anchor[idx] = self.row_tiles[idx] == 0 and (
                     self.row_cross_word[idx] or (idx > 0 and self.row_tiles[idx - 1] != 0)
                     or (idx < dim - 1 and self.row_tiles[idx + 1] != 0))
+
+    cdef const uint64_t* lane_ext(self, int n_tiles) noexcept nogil:
+        """For the cached lane: per square, the letters that can stand there given the runs of tiles next to
+        it in the lane (left of a run: letters that precede it in some word; right of a run: letters that
+        follow it; between two runs: both). Other squares: every letter. A play along the lane covering such
+        a square covers the run too, so any legal play obeys these sets; the move generator intersects them
+        with the cross-sets, which prunes searches and tightens shadow bounds. They depend only on the
+        lane's letters, so they are cached by them (the same lanes recur across plies and undos)."""
+        cdef uint8_t letters[MAX_BOARD_DIM]
+        cdef uint64_t h = 0x84222325CBF29CE4ULL, fol
+        cdef int dim = self.dim, idx, a, b, c
+        cdef uint32_t cur
+        cdef ExtEntry* e
+        memset(letters, 0, sizeof(letters))
+        for idx in range(dim):
+            letters[idx] = self.row_tiles[idx] & 0x7F
+            h = (h ^ letters[idx]) * 0x100000001B3ULL
+        h ^= h >> 29
+        e = &self.ext_cache[h & (EXT_CACHE - 1)]
+        if e.dim == dim and memcmp(e.letters, letters, MAX_BOARD_DIM) == 0:
+            return e.ext
+        memcpy(e.letters, letters, MAX_BOARD_DIM)
+        e.dim = dim
+        for idx in range(MAX_BOARD_DIM):
+            e.ext[idx] = self.all_letters
+        a = 0
+        while a < dim:
+            if letters[a] == 0:
+                a += 1
+                continue
+            b = a
+            while b + 1 < dim and letters[b + 1] != 0:
+                b += 1
+            if a > 0:
+                cur = self.walk_rev(letters, a, b, 0)
+                e.ext[a - 1] &= (self.child_masks[cur] & self.all_letters) if cur != 0 and cur != KWG_NOT_FOUND else 0
+            if b < dim - 1:
+                fol = 0
+                for c in range(1, self.ld.size):
+                    if self.walk_rev(letters, a, b, c) != KWG_NOT_FOUND:
+                        fol |= (<uint64_t> 1) << c
+                e.ext[b + 1] &= fol
+            a = b + 1
+        return e.ext
+
+    cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil:
+        """Follow `first` (when > 0), then letters[b], letters[b-1], ..., letters[a] from the GADDAG root: the
+        list reached (0: the path ends there), or KWG_NOT_FOUND when no word has that substring."""
+        cdef uint32_t cur = self.kwg.gaddag_root, i
+        cdef uint64_t kids
+        cdef int x, pos = b + 1 if first > 0 else b
+        while pos >= a:
+            x = first if pos == b + 1 else letters[pos]
+            if cur == 0:
+                return KWG_NOT_FOUND
+            kids = self.child_masks[cur]
+            if not ((kids >> x) & 1):
+                return KWG_NOT_FOUND
+            i = cur + <uint32_t> __builtin_popcountll(kids & (((<uint64_t> 1) << x) - 1))
+            cur = self.nodes[i] & KWG_ARC_MASK
+            pos -= 1
+        return cur
 
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
@@ -525,8 +601,9 @@ cdef class MoveGen:
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
         ignoring which letters fit, plus the best leave term for that many tiles played."""
         cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, x
-        cdef int W, fixed, cross_const, sorted_c[RACK_SIZE + 1], tmp, c
-        cdef int64_t score
+        cdef int W, fixed, cross_const, sorted_c[RACK_SIZE + 1], sorted_u[RACK_SIZE + 1], tmp, c, u, capped
+        cdef int vmax = self.rack_vals[0]
+        cdef int64_t score, unrestricted
         cdef equity_t eq, best = -2147483647, best2 = -2147483647
         cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
         if n > self.max_tiles:
@@ -553,12 +630,16 @@ cdef class MoveGen:
                     if self.row_cross_word[i]:
                         cross_const += self.row_csc[i] * self.row_wm[i]
                     k += 1
-                if i < anchor or k == 0:
-                    continue
+                if i < anchor or k == 0 or i == left:
+                    continue  # a one-square span forms no word in this lane (a one-tile play is a cross play)
                 if i < dim - 1 and self.row_tiles[i + 1] != 0:
                     continue  # a span cannot end right before a tile
-                # coefficients of the k empty squares in [left, i], sorted descending
+                # coefficients of the k empty squares in [left, i], sorted descending; the same for the
+                # squares whose cross-set admits the rack's highest value (sorted_u), the others capped
+                # at the best rack letter they admit: both pairings bound the letters' contribution
                 j = 0
+                u = 0
+                capped = 0
                 for x in range(left, i + 1):
                     if self.row_tiles[x] == 0:
                         c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
@@ -568,9 +649,24 @@ cdef class MoveGen:
                             sorted_c[tmp - 1], sorted_c[tmp] = sorted_c[tmp], sorted_c[tmp - 1]
                             tmp -= 1
                         j += 1
-                score = <int64_t> fixed * W + cross_const
+                        if self.row_cap[x] < vmax:
+                            capped += c * self.row_cap[x]
+                        else:
+                            sorted_u[u] = c
+                            tmp = u
+                            while tmp > 0 and sorted_u[tmp - 1] < sorted_u[tmp]:
+                                sorted_u[tmp - 1], sorted_u[tmp] = sorted_u[tmp], sorted_u[tmp - 1]
+                                tmp -= 1
+                            u += 1
+                score = 0
                 for j in range(k):
                     score += sorted_c[j] * self.rack_vals[j]
+                unrestricted = capped
+                for j in range(u):
+                    unrestricted += sorted_u[j] * self.rack_vals[j]
+                if unrestricted < score:
+                    score = unrestricted
+                score += <int64_t> fixed * W + cross_const
                 if k == RACK_SIZE:
                     score += self.bingo_bonus
                 eq = <equity_t> (score * EQUITY_SCALE)
@@ -589,7 +685,8 @@ cdef class MoveGen:
         (ties are still searched for the tie-break). With a blank on the rack the search runs twice: first
         the plays that keep every blank (the blank held back, which prunes most of the tree), then the
         plays that use one, bounded by the leaves without it."""
-        cdef int d, lane, idx, last, n_anchors = 0, a, nb = self.rack[0]
+        cdef int d, lane, idx, last, n_anchors = 0, a, nb = self.rack[0], ml
+        cdef uint64_t letters
         cdef AnchorBound* anc = self.anchors
         cdef bint bingos = self.begin_bingos()
         cdef equity_t b1, b2
@@ -603,6 +700,15 @@ cdef class MoveGen:
                 self.cache_lane(d, lane)
                 if bingos:
                     self.gen_bingos()
+                for idx in range(self.dim):
+                    self.row_cap[idx] = 0
+                    if self.row_tiles[idx] == 0:
+                        letters = self.row_cs[idx] & self.rack_bits
+                        while letters != 0:
+                            ml = __builtin_ctzll(letters)
+                            letters &= letters - 1
+                            if self.scores[ml] > self.row_cap[idx]:
+                                self.row_cap[idx] = self.scores[ml]
                 last = -100
                 for idx in range(self.dim):
                     if not self.row_anchor[idx]:

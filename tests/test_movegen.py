@@ -234,12 +234,14 @@ BINGO_WORDS = SMALL_WORDS + [
 @pytest.mark.parametrize("seed", range(10))
 def test_bingos_against_brute_force(seed):
     """7- and 8-letter plays (the word map's part of the search) against brute force: racks that are
-    anagrams of the long words with 0-2 blanks, on boards grown from random legal plays."""
+    anagrams of the long words with 0-2 blanks, on boards grown from random legal plays; and the same
+    moves with the word map and the lane-extension sets off."""
     words = {enc(w) for w in BINGO_WORDS}
     kwg = Kwg(build_kwg(sorted(words)))
     gen = MoveGen(kwg, LD, None)
     gaddag_only = MoveGen(kwg, LD, None)
     gaddag_only.use_word_map = False
+    gaddag_only.use_ext = False  # nor the lane-extension sets
     rng = random.Random(seed)
     board = new_board()
     long_words = [w for w in BINGO_WORDS if len(w) >= 7]
