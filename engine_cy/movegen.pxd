@@ -1,4 +1,4 @@
-from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
 from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET
 from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
@@ -182,6 +182,8 @@ cdef class MoveGen:
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil
     cdef bint begin_bingos(self) noexcept nogil
     cdef void gen_bingos(self) noexcept nogil
+    cdef (int, int) shadow_insert(self, int x, int j, int W, int vmax, int* sorted_c, int* sorted_u, int u,
+                                  int capped) noexcept nogil
     cdef int bingo_classes(self, uint64_t k0, uint64_t k1) noexcept nogil
     cdef void place_bingos(self, int left, int right, int e) noexcept nogil
     cdef void record_bingo(self, int left, int right, const uint8_t* word, int score, int W, int b1,
@@ -201,12 +203,15 @@ cdef class MoveGen:
     cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
                    bint sort) except -1 nogil
     cdef void prepare_leaves(self) noexcept nogil
+    cdef void leave_dfs(self, int ml, uint32_t p, int64_t base, int64_t rank, uint8_t mask, int n,
+                        int32_t kept) noexcept nogil
     cdef void gen_lane(self) noexcept nogil
     cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,
                             int main_score, int word_mult, int cross_total) noexcept nogil
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil
+    cdef void exchanges(self, ml_t* buf) noexcept nogil
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil
     cdef void record(self, Move* m) noexcept nogil
     cdef bint grow_small(self) noexcept nogil

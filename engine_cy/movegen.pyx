@@ -177,13 +177,8 @@ cdef class MoveGen:
 
     cdef void prepare_leaves(self) noexcept nogil:
         """Leave value and kept face value for every canonical sub-multiset of the rack (<= 128)."""
-        cdef int ml, b = 0, i, n, k
+        cdef int ml, b = 0
         cdef int size = self.ld.size
-        cdef int counts[MAX_ALPHABET]
-        cdef int choice[MAX_ALPHABET]
-        cdef unsigned char buf[RACK_SIZE + 1]
-        cdef uint8_t mask
-        cdef int32_t kept
         cdef bint same = self.rack_key_valid != 0
         for ml in range(size):
             if self.rack_key[ml] != self.rack[ml]:
@@ -196,40 +191,56 @@ cdef class MoveGen:
             return
         for ml in range(size):
             self.rack_key[ml] = self.rack[ml]
-            counts[ml] = self.rack[ml]
-            choice[ml] = 0
         self.rack_key_valid = 1
         self.n_sub_masks = 0
-        # odometer over choice[ml] in 0..counts[ml]: every sub-multiset of the rack once
-        while True:
-            mask = 0
-            n = 0
-            kept = 0
-            for ml in range(size):
-                if choice[ml]:
-                    mask |= <uint8_t> (((1 << choice[ml]) - 1) << self.first_bit[ml])
-                    for k in range(choice[ml]):
-                        if n < RACK_SIZE:
-                            buf[n] = <unsigned char> ml
-                        n += 1
-                    kept += choice[ml] * self.scores[ml]
+        if self.klv is not None and self.klv.kwg.dawg_root != 0:
+            self.leave_dfs(0, self.klv.kwg.dawg_root, 0, -1, 0, 0, 0)
+        else:
+            self.leave_dfs(0, 0, 0, -1, 0, 0, 0)
+
+    cdef void leave_dfs(self, int ml, uint32_t p, int64_t base, int64_t rank, uint8_t mask, int n,
+                        int32_t kept) noexcept nogil:
+        """Every sub-multiset of the rack, letters in ascending order, walking the leave graph along the way
+        (the rank arithmetic of Kwg.index_of_ml, shared by common prefixes): p is the list that continues
+        the letters chosen so far (0: none), base the rank offset there, rank the leave's rank (-1: absent)."""
+        cdef int size = self.ld.size, c
+        cdef const uint32_t* nodes
+        cdef const uint32_t* counts
+        cdef uint32_t q
+        cdef int64_t b
+        while ml < size and self.rack[ml] == 0:
+            ml += 1
+        if ml == size:
             self.kept_value[mask] = kept
             self.sub_masks[self.n_sub_masks] = mask
             self.sub_sizes[self.n_sub_masks] = <uint8_t> n
             self.n_sub_masks += 1
-            if self.klv is not None and 0 < n <= RACK_SIZE:
-                self.leave_value[mask] = self.klv.leave_value_ml(buf, n)
+            if 0 < n <= RACK_SIZE and 0 <= rank < self.klv.n_values:
+                self.leave_value[mask] = self.klv.values[rank]
             else:
                 self.leave_value[mask] = 0
-            i = 0
-            while i < size:
-                if choice[i] < counts[i]:
-                    choice[i] += 1
-                    break
-                choice[i] = 0
-                i += 1
-            if i == size:
-                break
+            return
+        self.leave_dfs(ml + 1, p, base, rank, mask, n, kept)
+        nodes = self.klv.kwg.nodes if p != 0 else NULL
+        counts = self.klv.kwg.counts if p != 0 else NULL
+        for c in range(1, self.rack[ml] + 1):
+            if p != 0:
+                b = base + counts[p]
+                q = kwg_seek(nodes, p, ml)
+                if q == 0:
+                    p = 0
+                    rank = -1
+                else:
+                    b -= counts[q]
+                    rank = b if kwg_accepts(nodes, q) else -1
+                    if kwg_accepts(nodes, q):
+                        b += 1
+                    p = kwg_arc(nodes, q)
+                    base = b
+            else:
+                rank = -1
+            self.leave_dfs(ml + 1, p, base, rank, mask | <uint8_t> (((1 << c) - 1) << self.first_bit[ml]),
+                           n + c, kept + c * self.scores[ml])
 
     cdef equity_t equity_for(self, int score, int n_tiles, uint8_t mask) noexcept nogil:
         cdef equity_t eq = score * EQUITY_SCALE
@@ -600,9 +611,11 @@ cdef class MoveGen:
         Every span [left, right] around the anchor that a play could cover is bounded by pairing the
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
         ignoring which letters fit, plus the best leave term for that many tiles played."""
-        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, x
-        cdef int W, fixed, cross_const, sorted_c[RACK_SIZE + 1], sorted_u[RACK_SIZE + 1], tmp, c, u, capped
-        cdef int vmax = self.rack_vals[0]
+        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, x, W, fixed, cross_const, capped
+        cdef int sorted_c[RACK_SIZE + 1]
+        cdef int sorted_u[RACK_SIZE + 1]
+        cdef int empties[RACK_SIZE + 1]
+        cdef int vmax = self.rack_vals[0], u, wm
         cdef int64_t score, unrestricted
         cdef equity_t eq, best = -2147483647, best2 = -2147483647
         cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
@@ -616,9 +629,11 @@ cdef class MoveGen:
                 left -= 1
                 continue  # a span cannot start right after a tile
             k = 0
+            u = 0
             W = 1
             fixed = 0
             cross_const = 0
+            capped = 0
             for i in range(left, dim):
                 if self.row_tiles[i] != 0:
                     if not (self.row_tiles[i] & 0x80):
@@ -626,38 +641,27 @@ cdef class MoveGen:
                 else:
                     if (self.row_cs[i] & usable) == 0 or k == n:
                         break
-                    W *= self.row_wm[i]
+                    wm = self.row_wm[i]
                     if self.row_cross_word[i]:
-                        cross_const += self.row_csc[i] * self.row_wm[i]
+                        cross_const += self.row_csc[i] * wm
+                    empties[k] = i
                     k += 1
+                    if wm != 1:
+                        # the word multiplier changes every square's coefficient: rebuild the lists
+                        W *= wm
+                        u = 0
+                        capped = 0
+                        for j in range(k):
+                            u, capped = self.shadow_insert(empties[j], j, W, vmax, sorted_c, sorted_u, u, capped)
+                    else:
+                        u, capped = self.shadow_insert(i, k - 1, W, vmax, sorted_c, sorted_u, u, capped)
                 if i < anchor or k == 0 or i == left:
                     continue  # a one-square span forms no word in this lane (a one-tile play is a cross play)
                 if i < dim - 1 and self.row_tiles[i + 1] != 0:
                     continue  # a span cannot end right before a tile
-                # coefficients of the k empty squares in [left, i], sorted descending; the same for the
-                # squares whose cross-set admits the rack's highest value (sorted_u), the others capped
-                # at the best rack letter they admit: both pairings bound the letters' contribution
-                j = 0
-                u = 0
-                capped = 0
-                for x in range(left, i + 1):
-                    if self.row_tiles[x] == 0:
-                        c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
-                        sorted_c[j] = c
-                        tmp = j
-                        while tmp > 0 and sorted_c[tmp - 1] < sorted_c[tmp]:
-                            sorted_c[tmp - 1], sorted_c[tmp] = sorted_c[tmp], sorted_c[tmp - 1]
-                            tmp -= 1
-                        j += 1
-                        if self.row_cap[x] < vmax:
-                            capped += c * self.row_cap[x]
-                        else:
-                            sorted_u[u] = c
-                            tmp = u
-                            while tmp > 0 and sorted_u[tmp - 1] < sorted_u[tmp]:
-                                sorted_u[tmp - 1], sorted_u[tmp] = sorted_u[tmp], sorted_u[tmp - 1]
-                                tmp -= 1
-                            u += 1
+                # the letters' contribution is at most the rack's highest values paired with the highest
+                # coefficients (sorted_c); and at most the squares whose cross-set excludes the rack's best
+                # tile taken at the best letter they admit (capped) plus the rest paired (sorted_u)
                 score = 0
                 for j in range(k):
                     score += sorted_c[j] * self.rack_vals[j]
@@ -677,6 +681,25 @@ cdef class MoveGen:
             left -= 1
         bound[0] = best
         bound2[0] = best2
+
+    cdef inline (int, int) shadow_insert(self, int x, int j, int W, int vmax, int* sorted_c, int* sorted_u,
+                                         int u, int capped) noexcept nogil:
+        """Insert empty square x's coefficient into sorted_c (holding j entries, descending), and into sorted_u
+        (u entries) or the capped sum; returns the new (u, capped)."""
+        cdef int c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
+        cdef int t = j
+        while t > 0 and sorted_c[t - 1] < c:
+            sorted_c[t] = sorted_c[t - 1]
+            t -= 1
+        sorted_c[t] = c
+        if self.row_cap[x] < vmax:
+            return u, capped + c * self.row_cap[x]
+        t = u
+        while t > 0 and sorted_u[t - 1] < c:
+            sorted_u[t] = sorted_u[t - 1]
+            t -= 1
+        sorted_u[t] = c
+        return u + 1, capped
 
     cdef void gen_best_shadow(self) noexcept nogil:
         """Best-move generation. With a full rack and a usable word map, every 7-tile play comes from the
@@ -967,6 +990,41 @@ cdef class MoveGen:
         self.tiles_played = saved_played
         self.cur_mask = saved_mask
 
+    cdef void exchanges(self, ml_t* buf) noexcept nogil:
+        """Every exchange; in best mode only those whose equity can still win are built and compared."""
+        cdef int i, ml, k, n_exch, kept
+        cdef uint8_t mask
+        cdef equity_t eq
+        cdef Move m
+        if self.record_mode != RECORD_BEST:
+            self.gen_exchanges(0, 0, 0, buf)
+            return
+        for i in range(self.n_sub_masks):   # every kept sub-multiset but the whole rack
+            mask = self.sub_masks[i]
+            n_exch = self.rack_tiles - self.sub_sizes[i]
+            if n_exch == 0:
+                continue
+            self.n_exchanges += 1
+            eq = self.equity_for(0, n_exch, mask)
+            if self.has_best and eq < self.best.equity:
+                continue
+            m.kind = MOVE_EXCHANGE
+            m.score = 0
+            m.row = 0
+            m.col = 0
+            m.vertical = 0
+            m.length = <uint8_t> n_exch
+            m.n_tiles = <uint8_t> n_exch
+            m.leave_mask = mask
+            m.equity = eq
+            n_exch = 0
+            for ml in range(self.ld.size):
+                kept = __builtin_popcountll((mask >> self.first_bit[ml]) & ((1 << self.rack[ml]) - 1))
+                for k in range(self.rack[ml] - kept):
+                    m.tiles[n_exch] = <ml_t> ml
+                    n_exch += 1
+            self.record(&m)
+
     cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil:
         """Every distinct non-empty sub-multiset of the rack; mask = kept rack instances."""
         cdef Move m
@@ -1010,7 +1068,7 @@ cdef class MoveGen:
         self.prepare_leaves()
         self.board_empty = self.board.n_tiles == 0
         if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
-            self.gen_exchanges(0, 0, 0, buf)
+            self.exchanges(buf)
         if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
@@ -1092,7 +1150,7 @@ cdef class MoveGen:
         if seed != NULL:
             self.best = seed[0]
         if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
-            self.gen_exchanges(0, 0, 0, buf)
+            self.exchanges(buf)
         self.record_pass()
         if self.rack_tiles > 0 and not self.board_empty:
             self.lane_filter = lanes
