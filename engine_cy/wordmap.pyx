@@ -4,17 +4,11 @@
 # blank. A key holds one 4-bit count per letter (machine letters 1..32), in two 64-bit words.
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, calloc, free, qsort
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy
 
 from engine_cy.common cimport MAX_BOARD_DIM, RACK_SIZE
 from engine_cy.kwg cimport Kwg, kwg_tile, kwg_accepts, kwg_arc, kwg_is_end
-
-
-cdef struct WmRec:
-    uint64_t k0, k1
-    uint32_t offset           # into the scratch letters
-    uint32_t length
 
 
 cdef inline uint64_t _hash(uint64_t k0, uint64_t k1) noexcept nogil:
@@ -23,14 +17,84 @@ cdef inline uint64_t _hash(uint64_t k0, uint64_t k1) noexcept nogil:
     return z ^ (z >> 32)
 
 
-cdef int _rec_cmp(const void* a, const void* b) noexcept nogil:
-    cdef const WmRec* x = <const WmRec*> a
-    cdef const WmRec* y = <const WmRec*> b
-    if x.k0 != y.k0:
-        return -1 if x.k0 < y.k0 else 1
-    if x.k1 != y.k1:
-        return -1 if x.k1 < y.k1 else 1
-    return -1 if x.offset < y.offset else (1 if x.offset > y.offset else 0)
+cdef inline uint32_t _key_length(uint64_t k0, uint64_t k1) noexcept nogil:
+    cdef uint32_t n = 0
+    while k0:
+        n += k0 & 15
+        k0 >>= 4
+    while k1:
+        n += k1 & 15
+        k1 >>= 4
+    return n
+
+
+cdef void _walk(WordMap wm, Kwg kwg, int stage, long* n_words, long* n_letters, bint* fits) noexcept nogil:
+    """Depth-first walk of the DAWG over the words of min_len..max_len letters. Stage 0 counts them (and
+    checks that the keys can hold them), stage 1 counts each class's words, stage 2 copies the words."""
+    cdef uint32_t stack_p[64]
+    cdef uint8_t buf[64]
+    cdef uint64_t key0[65]
+    cdef uint64_t key1[65]
+    cdef bint bad[65]                     # a letter outside 1..32 or a count above 15 on the path
+    cdef int depth = 0, ml, length, shift
+    cdef uint32_t p
+    cdef uint64_t k0, k1, h
+    cdef WmSlot* slot
+    stack_p[0] = kwg.dawg_root
+    key0[0] = 0
+    key1[0] = 0
+    bad[0] = False
+    if stage == 0:
+        n_words[0] = 0
+        n_letters[0] = 0
+    while depth >= 0:
+        p = stack_p[depth]
+        ml = kwg_tile(kwg.nodes, p)
+        buf[depth] = <uint8_t> ml
+        length = depth + 1
+        # the key of the path so far, extended by this letter (the keys of the shorter prefixes stay below)
+        k0 = key0[depth]
+        k1 = key1[depth]
+        bad[length] = bad[depth] or ml < 1 or ml > 32
+        if not bad[length]:
+            shift = 4 * ((ml - 1) & 15)
+            if (((k0 if ml <= 16 else k1) >> shift) & 15) == 15:
+                bad[length] = True
+            else:
+                wm_add(&k0, &k1, ml)
+        key0[length] = k0
+        key1[length] = k1
+        if kwg_accepts(kwg.nodes, p) and wm.min_len <= length <= wm.max_len:
+            if stage == 0:
+                n_words[0] += 1
+                n_letters[0] += length
+                if bad[length]:
+                    fits[0] = False
+            else:
+                h = _hash(k0, k1) & wm.mask
+                while True:
+                    slot = &wm.slots[h]
+                    if slot.count == 0 and stage == 1 and slot.k0 == 0 and slot.k1 == 0:
+                        slot.k0 = k0
+                        slot.k1 = k1
+                        break
+                    if slot.k0 == k0 and slot.k1 == k1:
+                        break
+                    h = (h + 1) & wm.mask
+                if stage == 2:
+                    memcpy(&wm.letters[slot.start + slot.count * length], buf, length)
+                slot.count += 1
+        if kwg_arc(kwg.nodes, p) != 0 and depth < wm.max_len - 1:
+            depth += 1
+            stack_p[depth] = kwg_arc(kwg.nodes, p)
+            continue
+        while depth >= 0:
+            p = stack_p[depth]
+            if kwg_is_end(kwg.nodes, p):
+                depth -= 1
+            else:
+                stack_p[depth] = p + 1
+                break
 
 
 @cython.final
@@ -46,106 +110,37 @@ cdef class WordMap:
         self.n_classes = 0
 
     def __init__(self, Kwg kwg, int min_len=RACK_SIZE, int max_len=MAX_BOARD_DIM):
-        cdef uint32_t stack_p[64]
-        cdef uint8_t buf[64]
-        cdef uint8_t counts[64]
-        cdef int depth, i, ml, pass_no
-        cdef uint32_t p
-        cdef long n = 0, total = 0, k, cap
-        cdef WmRec* recs = NULL
-        cdef uint8_t* scratch = NULL
-        cdef uint64_t h
+        cdef long n = 0, total = 0, cap
+        cdef uint32_t out_off = 0, i
         cdef bint fits = True
-        cdef uint32_t out_off = 0
-        cdef WmSlot* slot
         self.min_len = min_len
         self.max_len = max_len
         if kwg.dawg_root == 0:
             return
-        # two DFS passes over the DAWG: count, then collect
-        for pass_no in range(2):
-            n = 0
-            total = 0
-            with nogil:
-                depth = 0
-                stack_p[0] = kwg.dawg_root
-                while depth >= 0:
-                    p = stack_p[depth]
-                    buf[depth] = <uint8_t> kwg_tile(kwg.nodes, p)
-                    if kwg_accepts(kwg.nodes, p) and min_len <= depth + 1 <= max_len:
-                        if pass_no == 1:
-                            recs[n].k0 = 0
-                            recs[n].k1 = 0
-                            recs[n].offset = <uint32_t> total
-                            recs[n].length = <uint32_t> (depth + 1)
-                            for i in range(64):
-                                counts[i] = 0
-                            for i in range(depth + 1):
-                                ml = buf[i]
-                                scratch[total + i] = <uint8_t> ml
-                                if ml < 1 or ml > 32:
-                                    fits = False
-                                    continue
-                                counts[ml] += 1
-                                if counts[ml] > 15:
-                                    fits = False
-                                wm_add(&recs[n].k0, &recs[n].k1, ml)
-                        n += 1
-                        total += depth + 1
-                    if kwg_arc(kwg.nodes, p) != 0 and depth < max_len - 1:
-                        depth += 1
-                        stack_p[depth] = kwg_arc(kwg.nodes, p)
-                        continue
-                    while depth >= 0:
-                        p = stack_p[depth]
-                        if kwg_is_end(kwg.nodes, p):
-                            depth -= 1
-                        else:
-                            stack_p[depth] = p + 1
-                            break
-            if pass_no == 0:
-                recs = <WmRec*> malloc((n + 1) * sizeof(WmRec))
-                scratch = <uint8_t*> malloc(total + 1)
-                self.letters = <uint8_t*> malloc(total + 1)
-                if recs == NULL or scratch == NULL or self.letters == NULL:
-                    free(recs)
-                    free(scratch)
-                    raise MemoryError()
+        # three walks of the DAWG: count the words; file each under its multiset (class sizes); then copy
+        # each word into its class's block (DAWG order, so a class lists its words alphabetically)
+        with nogil:
+            _walk(self, kwg, 0, &n, &total, &fits)
         self.n_words = n
         if not fits:
-            free(recs)
-            free(scratch)
             return
         cap = 16
         while cap < 2 * n + 2:
             cap *= 2
         self.slots = <WmSlot*> calloc(cap, sizeof(WmSlot))
-        if self.slots == NULL:
-            free(recs)
-            free(scratch)
+        self.letters = <uint8_t*> malloc(total + 1)
+        if self.slots == NULL or self.letters == NULL:
             raise MemoryError()
         self.mask = <uint64_t> (cap - 1)
         with nogil:
-            qsort(recs, n, sizeof(WmRec), _rec_cmp)
-            k = 0
-            slot = NULL
-            while k < n:
-                if slot == NULL or recs[k].k0 != slot.k0 or recs[k].k1 != slot.k1:
-                    h = _hash(recs[k].k0, recs[k].k1) & self.mask
-                    while self.slots[h].k0 != 0 or self.slots[h].k1 != 0:
-                        h = (h + 1) & self.mask
-                    slot = &self.slots[h]
-                    slot.k0 = recs[k].k0
-                    slot.k1 = recs[k].k1
-                    slot.start = out_off
-                    slot.count = 0
+            _walk(self, kwg, 1, &n, &total, &fits)
+            for i in range(cap):
+                if self.slots[i].count != 0:
                     self.n_classes += 1
-                memcpy(&self.letters[out_off], &scratch[recs[k].offset], recs[k].length)
-                out_off += recs[k].length
-                slot.count += 1
-                k += 1
-        free(recs)
-        free(scratch)
+                    self.slots[i].start = out_off
+                    out_off += self.slots[i].count * _key_length(self.slots[i].k0, self.slots[i].k1)
+                    self.slots[i].count = 0   # refilled by the copying walk
+            _walk(self, kwg, 2, &n, &total, &fits)
         self.usable = True
 
     def __dealloc__(self):
