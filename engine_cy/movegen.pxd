@@ -175,6 +175,9 @@ cdef class MoveGen:
     cdef uint8_t bp_blank[BINGO_POOL][2]  # the letters the blanks stand for in that class (0: none)
     cdef int bp_n
     cdef ExtEntry* ext_cache
+    cdef uint64_t precede1[MAX_ALPHABET]  # letters that come right before / after each letter in some word
+    cdef uint64_t follow1[MAX_ALPHABET]
+    cdef void prepare_bigrams(self) noexcept nogil
     cdef public bint use_ext              # restrict squares next to tiles by lane-direction extensions
     cdef void cache_lane(self, int d, int lane) noexcept nogil
     cdef const uint64_t* lane_ext(self, int n_tiles) noexcept nogil

@@ -148,6 +148,7 @@ cdef class MoveGen:
         self.ext_cache = <ExtEntry*> calloc(EXT_CACHE, sizeof(ExtEntry))
         if self.ext_cache == NULL:
             raise MemoryError()
+        self.prepare_bigrams()
         self.max_tiles = RACK_SIZE
         wm = kwg.word_map()
         self.wmap = wm if wm.usable and ld.size <= 33 else None
@@ -532,7 +533,7 @@ cdef class MoveGen:
         with the cross-sets, which prunes searches and tightens shadow bounds. They depend only on the
         lane's letters, so they are cached by them (the same lanes recur across plies and undos)."""
         cdef uint8_t letters[MAX_BOARD_DIM]
-        cdef uint64_t h = 0x84222325CBF29CE4ULL, fol
+        cdef uint64_t h = 0x84222325CBF29CE4ULL, fol, cand
         cdef int dim = self.dim, idx, a, b, c
         cdef uint32_t cur
         cdef ExtEntry* e
@@ -557,16 +558,42 @@ cdef class MoveGen:
             while b + 1 < dim and letters[b + 1] != 0:
                 b += 1
             if a > 0:
-                cur = self.walk_rev(letters, a, b, 0)
-                e.ext[a - 1] &= (self.child_masks[cur] & self.all_letters) if cur != 0 and cur != KWG_NOT_FOUND else 0
+                if a == b:
+                    e.ext[a - 1] &= self.precede1[letters[a]]
+                else:
+                    cur = self.walk_rev(letters, a, b, 0)
+                    e.ext[a - 1] &= (self.child_masks[cur] & self.all_letters) \
+                        if cur != 0 and cur != KWG_NOT_FOUND else 0
             if b < dim - 1:
-                fol = 0
-                for c in range(1, self.ld.size):
-                    if self.walk_rev(letters, a, b, c) != KWG_NOT_FOUND:
-                        fol |= (<uint64_t> 1) << c
+                fol = self.follow1[letters[b]]   # what can follow the run's last letter at all
+                if a < b:
+                    cand = fol
+                    fol = 0
+                    while cand != 0:
+                        c = __builtin_ctzll(cand)
+                        cand &= cand - 1
+                        if self.walk_rev(letters, a, b, c) != KWG_NOT_FOUND:
+                            fol |= (<uint64_t> 1) << c
                 e.ext[b + 1] &= fol
             a = b + 1
         return e.ext
+
+    cdef void prepare_bigrams(self) noexcept nogil:
+        """precede1[x] / follow1[x]: the letters that come right before / after x in some word."""
+        cdef int x, c
+        cdef uint8_t pair[2]
+        cdef uint32_t cur
+        for x in range(MAX_ALPHABET):
+            self.precede1[x] = 0
+            self.follow1[x] = 0
+        for x in range(1, self.ld.size):
+            pair[0] = <uint8_t> x
+            cur = self.walk_rev(pair, 0, 0, 0)
+            if cur != 0 and cur != KWG_NOT_FOUND:
+                self.precede1[x] = self.child_masks[cur] & self.all_letters
+            for c in range(1, self.ld.size):
+                if self.walk_rev(pair, 0, 0, c) != KWG_NOT_FOUND:
+                    self.follow1[x] |= (<uint64_t> 1) << c
 
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil:
         """Follow `first` (when > 0), then letters[b], letters[b-1], ..., letters[a] from the GADDAG root: the
