@@ -26,6 +26,7 @@ cdef struct Undo:
     uint64_t hash
     uint8_t racks_before[2][MAX_ALPHABET]   # only used by exchanges and end-of-game bookkeeping
     int last_scoreless_player
+    int cs_mark               # cross-set save stack height before the move (placements)
 
 cimport cython
 
@@ -53,6 +54,11 @@ cdef class Game:
     cdef Undo* undo_stack
     cdef int undo_n
     cdef int undo_cap
+    # cross-sets and cross-scores a placement is about to change, saved so undo restores them by copying
+    cdef uint64_t* cs_save
+    cdef int32_t* csc_save
+    cdef int cs_n
+    cdef int cs_cap
 
     cdef int play_c(self, const Move* m) except -1 nogil
     cdef int undo_c(self) except -1 nogil
@@ -60,6 +66,8 @@ cdef class Game:
     cdef uint64_t compute_hash(self) noexcept nogil
     cdef uint64_t rack_hash(self, int p) noexcept nogil
     cdef void refresh_cross(self, const Move* m) noexcept nogil
+    cdef int save_cross(self, const Move* m) except -1 nogil
+    cdef void restore_cross(self, const Move* m, int mark) noexcept nogil
     cdef int rack_value(self, int player) noexcept nogil
     cdef void reset_c(self, uint64_t seed) noexcept nogil
     cdef void rack_add(self, int p, ml_t ml, int delta) noexcept nogil

@@ -60,6 +60,10 @@ cdef class Game:
         self.undo_stack = NULL
         self.undo_n = 0
         self.undo_cap = 0
+        self.cs_save = NULL
+        self.csc_save = NULL
+        self.cs_n = 0
+        self.cs_cap = 0
 
     def __init__(self, Kwg kwg, LetterDistribution ld, Board board, uint64_t seed=0, int bingo_bonus=50,
                  int max_zeros=6):
@@ -106,6 +110,8 @@ cdef class Game:
 
     def __dealloc__(self):
         free(self.undo_stack)
+        free(self.cs_save)
+        free(self.csc_save)
 
     # ------------------------------------------------------------ C core
 
@@ -181,6 +187,62 @@ cdef class Game:
                                self.scores_tbl, self.all_letters, d, lane, first, first + m.length - 1)
         self.board.cross_valid = True
 
+    cdef int save_cross(self, const Move* m) except -1 nogil:
+        """Push the cross-sets and cross-scores refresh_cross(m) will rewrite: the crossing squares of the
+        move's line (the other orientation) and every square of the lines through its squares."""
+        cdef int d = m.vertical, dim = self.board.dim, idx, k, sq, n
+        cdef int lane = m.col if d else m.row
+        cdef int first = m.row if d else m.col
+        cdef int need = dim * (m.length + 1)
+        cdef uint64_t* grown_cs
+        cdef int32_t* grown_csc
+        if self.cs_n + need > self.cs_cap:
+            n = 2 * self.cs_cap + need + 1024
+            grown_cs = <uint64_t*> realloc(self.cs_save, n * sizeof(uint64_t))
+            if grown_cs == NULL:
+                with gil:
+                    raise MemoryError()
+            self.cs_save = grown_cs
+            grown_csc = <int32_t*> realloc(self.csc_save, n * sizeof(int32_t))
+            if grown_csc == NULL:
+                with gil:
+                    raise MemoryError()
+            self.csc_save = grown_csc
+            self.cs_cap = n
+        n = self.cs_n
+        for idx in range(dim):
+            sq = idx * dim + lane
+            self.cs_save[n] = self.board.cross_set[1 - d][sq]
+            self.csc_save[n] = self.board.cross_score[1 - d][sq]
+            n += 1
+        for idx in range(first, first + m.length):
+            for k in range(dim):
+                sq = k * dim + idx
+                self.cs_save[n] = self.board.cross_set[d][sq]
+                self.csc_save[n] = self.board.cross_score[d][sq]
+                n += 1
+        self.cs_n = n
+        return 0
+
+    cdef void restore_cross(self, const Move* m, int mark) noexcept nogil:
+        """Undo of save_cross: the same squares in the same order, from the stack at `mark`."""
+        cdef int d = m.vertical, dim = self.board.dim, idx, k, sq, n = mark
+        cdef int lane = m.col if d else m.row
+        cdef int first = m.row if d else m.col
+        for idx in range(dim):
+            sq = idx * dim + lane
+            self.board.cross_set[1 - d][sq] = self.cs_save[n]
+            self.board.cross_score[1 - d][sq] = self.csc_save[n]
+            n += 1
+        for idx in range(first, first + m.length):
+            for k in range(dim):
+                sq = k * dim + idx
+                self.board.cross_set[d][sq] = self.cs_save[n]
+                self.board.cross_score[d][sq] = self.csc_save[n]
+                n += 1
+        self.cs_n = mark
+        self.board.cross_valid = True
+
     cdef int play_c(self, const Move* m) except -1 nogil:
         cdef Undo* u
         cdef Undo* grown
@@ -217,6 +279,8 @@ cdef class Game:
                 self.board.put(r, c, t)
                 self.hash ^= Z_SQUARE[sq][_zkey(t)]
                 self.rack_add(p, 0 if (t & 0x80) else t, -1)
+            u.cs_mark = self.cs_n
+            self.save_cross(m)
             self.refresh_cross(m)
             self.score[p] += m.score
             self.set_zeros(0)
@@ -276,7 +340,7 @@ cdef class Game:
                 r = m.row + i * m.vertical
                 c = m.col + i * (1 - m.vertical)
                 self.board.put(r, c, 0)
-            self.refresh_cross(m)
+            self.restore_cross(m, u.cs_mark)
         memcpy(self.racks, u.racks_before, sizeof(self.racks))
         self.rack_n[0] = 0
         self.rack_n[1] = 0
@@ -320,6 +384,7 @@ cdef class Game:
         self.end_reason = END_NONE
         self.fixed_order = False
         self.undo_n = 0
+        self.cs_n = 0
         rng_seed(&self.rng, seed)
         self.hash = self.compute_hash()
 

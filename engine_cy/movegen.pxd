@@ -81,6 +81,18 @@ cdef enum:
     BINGO_KEYS = 64           # per-generation cache of word-map lookups, by played-through multiset
     BINGO_POOL = 4096
 
+cdef enum:
+    LEAVE_CACHE = 4           # recent racks' leave tables (a simulation alternates a few racks)
+
+cdef struct LeaveTables:
+    int valid
+    uint8_t rack[MAX_ALPHABET]
+    equity_t leave_value[128]
+    int32_t kept_value[128]
+    uint8_t sub_masks[128]
+    uint8_t sub_sizes[128]
+    int n_sub_masks
+
 cdef struct ExtEntry:
     int dim                            # 0: empty entry
     uint8_t letters[MAX_BOARD_DIM]     # the lane's tiles as letters (blanks by their letter), 0 = empty
@@ -126,6 +138,8 @@ cdef class MoveGen:
     cdef uint8_t sub_sizes[128]           # tiles in each
     cdef int n_sub_masks
     cdef uint8_t cur_mask
+    cdef LeaveTables leave_cache[LEAVE_CACHE]
+    cdef int leave_cache_next
     cdef equity_t* peg_table
     cdef int peg_len
     # lane cache

@@ -142,6 +142,9 @@ cdef class MoveGen:
         if self.move_buf == NULL:
             raise MemoryError()
         self.rack_key_valid = 0
+        self.leave_cache_next = 0
+        for i in range(LEAVE_CACHE):
+            self.leave_cache[i].valid = 0
         self.use_shadow = True
         self.use_word_map = True
         self.use_ext = True
@@ -177,9 +180,11 @@ cdef class MoveGen:
     # ------------------------------------------------------------ leaves
 
     cdef void prepare_leaves(self) noexcept nogil:
-        """Leave value and kept face value for every canonical sub-multiset of the rack (<= 128)."""
-        cdef int ml, b = 0
+        """Leave value and kept face value for every canonical sub-multiset of the rack (<= 128); the tables
+        of the last few racks are kept, since a simulation alternates between a few racks."""
+        cdef int ml, b = 0, i
         cdef int size = self.ld.size
+        cdef LeaveTables* e
         cdef bint same = self.rack_key_valid != 0
         for ml in range(size):
             if self.rack_key[ml] != self.rack[ml]:
@@ -190,14 +195,32 @@ cdef class MoveGen:
         self.cur_mask = <uint8_t> ((1 << b) - 1) if b < 8 else 0xFF
         if same:
             return
-        for ml in range(size):
-            self.rack_key[ml] = self.rack[ml]
+        for ml in range(MAX_ALPHABET):
+            self.rack_key[ml] = self.rack[ml] if ml < size else 0
         self.rack_key_valid = 1
+        for i in range(LEAVE_CACHE):
+            e = &self.leave_cache[i]
+            if e.valid and memcmp(e.rack, self.rack_key, MAX_ALPHABET) == 0:
+                memcpy(self.leave_value, e.leave_value, sizeof(self.leave_value))
+                memcpy(self.kept_value, e.kept_value, sizeof(self.kept_value))
+                memcpy(self.sub_masks, e.sub_masks, sizeof(self.sub_masks))
+                memcpy(self.sub_sizes, e.sub_sizes, sizeof(self.sub_sizes))
+                self.n_sub_masks = e.n_sub_masks
+                return
         self.n_sub_masks = 0
         if self.klv is not None and self.klv.kwg.dawg_root != 0:
             self.leave_dfs(0, self.klv.kwg.dawg_root, 0, -1, 0, 0, 0)
         else:
             self.leave_dfs(0, 0, 0, -1, 0, 0, 0)
+        e = &self.leave_cache[self.leave_cache_next]
+        self.leave_cache_next = (self.leave_cache_next + 1) % LEAVE_CACHE
+        e.valid = 1
+        memcpy(e.rack, self.rack_key, MAX_ALPHABET)
+        memcpy(e.leave_value, self.leave_value, sizeof(self.leave_value))
+        memcpy(e.kept_value, self.kept_value, sizeof(self.kept_value))
+        memcpy(e.sub_masks, self.sub_masks, sizeof(self.sub_masks))
+        memcpy(e.sub_sizes, self.sub_sizes, sizeof(self.sub_sizes))
+        e.n_sub_masks = self.n_sub_masks
 
     cdef void leave_dfs(self, int ml, uint32_t p, int64_t base, int64_t rank, uint8_t mask, int n,
                         int32_t kept) noexcept nogil:
