@@ -271,6 +271,19 @@ def test_bingos_against_brute_force(seed):
     assert bingos > 0
 
 
+def test_word_map_refuses_what_its_keys_cannot_hold():
+    from engine_cy.wordmap import WordMap
+
+    # a letter beyond 32 (its count would have no nibble): the map says so and move generation falls back
+    wide = WordMap(Kwg(build_kwg(sorted([bytes([1, 2, 3, 4, 5, 6, 7]), bytes([40, 2, 3, 4, 5, 6, 7])]))))
+    assert not wide.usable
+    # more than 15 copies of one letter in a word (super-board lengths)
+    repeated = WordMap(Kwg(build_kwg([bytes([1] * 16)])), 7, 21)
+    assert not repeated.usable
+    ok = WordMap(Kwg(build_kwg([bytes([1] * 15), bytes([2, 1, 1, 1, 1, 1, 1])])), 7, 21)
+    assert ok.usable and ok.anagrams([1] * 15) == [bytes([1] * 15)] and ok.n_classes == 2
+
+
 def test_word_map_classes(registry):
     lex = registry.get("SCOWL70")
     wm = lex.kwg.word_map()
