@@ -537,7 +537,7 @@ cdef class MoveGen:
             self.row_cross_word[idx] = (lane > 0 and other[idx * dim + lane - 1] != 0) or \
                                        (lane < dim - 1 and other[idx * dim + lane + 1] != 0)
         if n_tiles > 0 and self.use_ext:
-            ext = self.lane_ext(n_tiles)
+            ext = self.lane_ext()
             for idx in range(dim):
                 self.row_cs[idx] &= ext[idx]
         for idx in range(dim):
@@ -548,7 +548,7 @@ cdef class MoveGen:
                     self.row_cross_word[idx] or (idx > 0 and self.row_tiles[idx - 1] != 0)
                     or (idx < dim - 1 and self.row_tiles[idx + 1] != 0))
 
-    cdef const uint64_t* lane_ext(self, int n_tiles) noexcept nogil:
+    cdef const uint64_t* lane_ext(self) noexcept nogil:
         """For the cached lane: per square, the letters that can stand there given the runs of tiles next to
         it in the lane (left of a run: letters that precede it in some word; right of a run: letters that
         follow it; between two runs: both). Other squares: every letter. A play along the lane covering such
@@ -661,7 +661,7 @@ cdef class MoveGen:
         Every span [left, right] around the anchor that a play could cover is bounded by pairing the
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
         ignoring which letters fit, plus the best leave term for that many tiles played."""
-        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, x, W, fixed, cross_const, capped
+        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, W, fixed, cross_const, capped
         cdef int sorted_c[RACK_SIZE + 1]
         cdef int sorted_u[RACK_SIZE + 1]
         cdef int empties[RACK_SIZE + 1]
