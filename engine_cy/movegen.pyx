@@ -377,6 +377,9 @@ cdef class MoveGen:
                 if self.strip[i] != 0 and self.row_cross_word[i]:
                     return
         self.n_placements += 1
+        if self.record_mode == RECORD_BEST and self.has_best and not self.board_empty and \
+                self.equity_for(score, self.tiles_played, self.cur_mask) < self.best.equity:
+            return  # cannot win: not worth building
         if direct:
             # all-moves mode writes straight into the list (no intermediate copy)
             if self.n_moves >= self.cap_moves and not self.grow_moves():
