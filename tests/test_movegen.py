@@ -271,6 +271,28 @@ def test_bingos_against_brute_force(seed):
     assert bingos > 0
 
 
+def test_best_exchange_and_leave_tables_across_racks(registry):
+    """Best mode picks the same exchange as the full ranking when nothing plays well, and the leave tables
+    kept for recent racks give the same moves as a fresh generator when racks alternate."""
+    try:
+        lex = registry.get("NWL20")
+    except ValueError:
+        pytest.skip("NWL20 absent")
+    board = new_board()
+    racks = [LD.parse_rack(r) for r in ("BCDFGHJ", "VVWWKKZ", "?QQVVWW", "AEIRSTU", "BCDFGHJ", "NNPQRTV")]
+    reused = MoveGen(lex.kwg, lex.ld, lex.klv)
+    for rack in racks + racks[::-1]:
+        fresh = MoveGen(lex.kwg, lex.ld, lex.klv)
+        fresh.generate(board, rack, 80)
+        everything = fresh.moves()
+        reused.generate(board, rack, 80)
+        assert reused.moves() == everything
+        reused.generate(board, rack, 80, mode="best")
+        assert reused.moves() == everything[:1]
+    reused.generate(board, LD.parse_rack("BCDFGHJ"), 80, mode="best")
+    assert reused.moves()[0][0] == "exchange"
+
+
 def test_word_map_refuses_what_its_keys_cannot_hold():
     from engine_cy.wordmap import WordMap
 
