@@ -1043,23 +1043,21 @@ cdef class MoveGen:
         self.tiles_played = saved_played
         self.cur_mask = saved_mask
 
-    cdef void exchanges(self, ml_t* buf) noexcept nogil:
-        """Every exchange; in best mode only those whose equity can still win are built and compared."""
+    cdef void exchanges(self) noexcept nogil:
+        """Every exchange (a kept sub-multiset other than the whole rack, as prepare_leaves listed them),
+        exchanged tiles in letter order; in best mode only those whose equity can still win are built."""
         cdef int i, ml, k, n_exch, kept
         cdef uint8_t mask
         cdef equity_t eq
         cdef Move m
-        if self.record_mode != RECORD_BEST:
-            self.gen_exchanges(0, 0, 0, buf)
-            return
-        for i in range(self.n_sub_masks):   # every kept sub-multiset but the whole rack
+        for i in range(self.n_sub_masks):
             mask = self.sub_masks[i]
             n_exch = self.rack_tiles - self.sub_sizes[i]
             if n_exch == 0:
                 continue
             self.n_exchanges += 1
             eq = self.equity_for(0, n_exch, mask)
-            if self.has_best and eq < self.best.equity:
+            if self.record_mode == RECORD_BEST and self.has_best and eq < self.best.equity:
                 continue
             m.kind = MOVE_EXCHANGE
             m.score = 0
@@ -1078,40 +1076,8 @@ cdef class MoveGen:
                     n_exch += 1
             self.record(&m)
 
-    cdef void gen_exchanges(self, int ml, uint8_t mask, int n_exch, ml_t* buf) noexcept nogil:
-        """Every distinct non-empty sub-multiset of the rack; mask = kept rack instances."""
-        cdef Move m
-        cdef int k, i, c
-        cdef uint8_t kept_mask
-        if ml == self.ld.size:
-            if n_exch == 0:
-                return
-            self.n_exchanges += 1
-            m.kind = MOVE_EXCHANGE
-            m.score = 0
-            m.row = 0
-            m.col = 0
-            m.vertical = 0
-            m.length = <uint8_t> n_exch
-            m.n_tiles = <uint8_t> n_exch
-            for i in range(n_exch):
-                m.tiles[i] = buf[i]
-            m.leave_mask = mask
-            m.equity = self.equity_for(0, n_exch, mask)
-            self.record(&m)
-            return
-        c = self.rack[ml]
-        for k in range(c + 1):
-            # exchange k copies of ml; keep c - k (canonical low bits)
-            kept_mask = mask | <uint8_t> ((((1 << (c - k)) - 1)) << self.first_bit[ml])
-            for i in range(k):
-                buf[n_exch + i] = <ml_t> ml
-            self.gen_exchanges(ml + 1, kept_mask, n_exch + k, buf)
-
     cdef int generate_c(self) except -1 nogil:
         cdef int d, lane
-        cdef ml_t buf[RACK_SIZE + 1]
-        cdef int i
         self.n_moves = 0
         self.has_best = False
         self.n_placements = 0
@@ -1121,7 +1087,7 @@ cdef class MoveGen:
         self.prepare_leaves()
         self.board_empty = self.board.n_tiles == 0
         if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
-            self.exchanges(buf)
+            self.exchanges()
         if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
@@ -1197,13 +1163,12 @@ cdef class MoveGen:
         """The best move of `rack` given `seed` (the best placement elsewhere, or NULL): the exchanges and
         the pass, then the placements of the flagged lanes, their anchors searched by shadow bound while
         they can still beat the best so far."""
-        cdef ml_t buf[RACK_SIZE + 1]
         self.begin_best(rack, bag_tiles)
         self.has_best = seed != NULL
         if seed != NULL:
             self.best = seed[0]
         if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
-            self.exchanges(buf)
+            self.exchanges()
         self.record_pass()
         if self.rack_tiles > 0 and not self.board_empty:
             self.lane_filter = lanes
