@@ -49,6 +49,23 @@ cdef inline uint64_t kwg_letter_set(const uint32_t* nodes, uint32_t p) noexcept 
             return bits
         p += 1
 
+cdef inline int kwg_dfs_next(const uint32_t* nodes, uint32_t* stack, int depth, int max_depth) noexcept nogil:
+    """One step of a preorder walk over a word graph: stack[d] is the node at depth d. Descend into the
+    current node's list when it has one and depth < max_depth, else go to the next sibling, popping finished
+    lists. Returns the new depth (-1: the walk is over)."""
+    cdef uint32_t p = stack[depth]
+    if kwg_arc(nodes, p) != 0 and depth < max_depth:
+        stack[depth + 1] = kwg_arc(nodes, p)
+        return depth + 1
+    while depth >= 0:
+        p = stack[depth]
+        if kwg_is_end(nodes, p):
+            depth -= 1
+        else:
+            stack[depth] = p + 1
+            return depth
+    return -1
+
 cdef class Kwg:
     cdef readonly object array       # numpy uint32 array owning the nodes
     cdef const uint32_t* nodes

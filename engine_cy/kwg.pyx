@@ -255,18 +255,7 @@ cdef class Kwg:
             buf[depth] = <unsigned char> kwg_tile(self.nodes, p)
             if kwg_accepts(self.nodes, p):
                 out.append(bytes(buf[:depth + 1]))
-            if kwg_arc(self.nodes, p) != 0 and depth < 62:
-                depth += 1
-                stack_p[depth] = kwg_arc(self.nodes, p)
-                continue
-            # advance to next sibling, popping finished lists
-            while depth >= 0:
-                p = stack_p[depth]
-                if kwg_is_end(self.nodes, p):
-                    depth -= 1
-                else:
-                    stack_p[depth] = p + 1
-                    break
+            depth = kwg_dfs_next(self.nodes, stack_p, depth, 62)
         return out
 
 

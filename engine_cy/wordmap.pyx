@@ -8,7 +8,7 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy
 
 from engine_cy.common cimport MAX_BOARD_DIM, RACK_SIZE
-from engine_cy.kwg cimport Kwg, kwg_tile, kwg_accepts, kwg_arc, kwg_is_end
+from engine_cy.kwg cimport Kwg, kwg_tile, kwg_accepts, kwg_dfs_next
 
 
 cdef inline uint64_t _hash(uint64_t k0, uint64_t k1) noexcept nogil:
@@ -84,17 +84,7 @@ cdef void _walk(WordMap wm, Kwg kwg, int stage, long* n_words, long* n_letters, 
                 if stage == 2:
                     memcpy(&wm.letters[slot.start + slot.count * length], buf, length)
                 slot.count += 1
-        if kwg_arc(kwg.nodes, p) != 0 and depth < wm.max_len - 1:
-            depth += 1
-            stack_p[depth] = kwg_arc(kwg.nodes, p)
-            continue
-        while depth >= 0:
-            p = stack_p[depth]
-            if kwg_is_end(kwg.nodes, p):
-                depth -= 1
-            else:
-                stack_p[depth] = p + 1
-                break
+        depth = kwg_dfs_next(kwg.nodes, stack_p, depth, wm.max_len - 1)
 
 
 @cython.final
