@@ -370,6 +370,7 @@ cdef class MoveGen:
         cdef Move* m
         cdef int i, pen = 0
         cdef ml_t t
+        cdef equity_t eq
         cdef bint direct = self.record_mode == RECORD_ALL
         if self.dir == 1 and self.tiles_played == 1:
             # one-tile play: recorded once, by the across pass when it forms an across word
@@ -377,8 +378,8 @@ cdef class MoveGen:
                 if self.strip[i] != 0 and self.row_cross_word[i]:
                     return
         self.n_placements += 1
-        if self.record_mode == RECORD_BEST and self.has_best and not self.board_empty and \
-                self.equity_for(score, self.tiles_played, self.cur_mask) < self.best.equity:
+        eq = self.equity_for(score, self.tiles_played, self.cur_mask)
+        if self.record_mode == RECORD_BEST and self.has_best and not self.board_empty and eq < self.best.equity:
             return  # cannot win: not worth building
         if direct:
             # all-moves mode writes straight into the list (no intermediate copy)
@@ -401,7 +402,7 @@ cdef class MoveGen:
         for i in range(leftstrip, rightstrip + 1):
             m.tiles[i - leftstrip] = self.strip[i]
         m.leave_mask = self.cur_mask
-        m.equity = self.equity_for(score, self.tiles_played, self.cur_mask)
+        m.equity = eq
         if self.board_empty:
             # opening placement penalty: vowels on the squares beside the DLS pairs
             for i in range(leftstrip, rightstrip + 1):
