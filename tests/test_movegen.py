@@ -194,6 +194,17 @@ def _premium(board):
     return lambda r, c: tuple(board.premium(r, c))
 
 
+def _place_random(board, moves, rng):
+    """Put a random one of the generated placements on the board (to grow test boards from legal plays)."""
+    places = [m for m in moves if m[0] == "place"]
+    if not places:
+        return
+    _, row, col, vertical, tiles = rng.choice(places)[:5]
+    for i, t in enumerate(tiles):
+        if t:
+            board.set_tile(row + i * vertical, col + i * (not vertical), t)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_against_brute_force(seed):
     """Completeness and soundness: every generated play is legal with the right score, and no legal
@@ -214,13 +225,7 @@ def test_against_brute_force(seed):
         # play a random legal move to grow the board
         full_rack = [rng.choice(letters) for _ in range(7)]
         gen.generate(board, full_rack, 50)
-        places = [m for m in gen.moves() if m[0] == "place"]
-        if not places:
-            continue
-        _, row, col, vertical, tiles = rng.choice(places)[:5]
-        for i, t in enumerate(tiles):
-            if t:
-                board.set_tile(row + i * vertical, col + i * (not vertical), t)
+        _place_random(board, gen.moves(), rng)
 
 
 BINGO_WORDS = SMALL_WORDS + [
@@ -261,13 +266,7 @@ def test_bingos_against_brute_force(seed):
         assert gaddag_only.moves() == gen.moves()
         gen.generate(board, rack, 50, mode="best")
         assert gen.moves() == gaddag_only.moves()[:1]
-        places = [m for m in gaddag_only.moves() if m[0] == "place"]
-        if not places:
-            continue
-        _, row, col, vertical, tiles = rng.choice(places)[:5]
-        for i, t in enumerate(tiles):
-            if t:
-                board.set_tile(row + i * vertical, col + i * (not vertical), t)
+        _place_random(board, gaddag_only.moves(), rng)
     assert bingos > 0
 
 
