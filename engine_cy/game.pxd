@@ -68,6 +68,7 @@ cdef class Game:
     cdef void refresh_cross(self, const Move* m) noexcept nogil
     cdef int save_cross(self, const Move* m) except -1 nogil
     cdef void restore_cross(self, const Move* m, int mark) noexcept nogil
+    cdef int copy_cross(self, const Move* m, int n, bint save) noexcept nogil
     cdef int rack_value(self, int player) noexcept nogil
     cdef void reset_c(self, uint64_t seed) noexcept nogil
     cdef void rack_add(self, int p, ml_t ml, int delta) noexcept nogil

@@ -190,10 +190,7 @@ cdef class Game:
     cdef int save_cross(self, const Move* m) except -1 nogil:
         """Push the cross-sets and cross-scores refresh_cross(m) will rewrite: the crossing squares of the
         move's line (the other orientation) and every square of the lines through its squares."""
-        cdef int d = m.vertical, dim = self.board.dim, idx, k, sq, n
-        cdef int lane = m.col if d else m.row
-        cdef int first = m.row if d else m.col
-        cdef int need = dim * (m.length + 1)
+        cdef int n, need = self.board.dim * (m.length + 1)
         cdef uint64_t* grown_cs
         cdef int32_t* grown_csc
         if self.cs_n + need > self.cs_cap:
@@ -209,39 +206,38 @@ cdef class Game:
                     raise MemoryError()
             self.csc_save = grown_csc
             self.cs_cap = n
-        n = self.cs_n
-        for idx in range(dim):
-            sq = idx * dim + lane
-            self.cs_save[n] = self.board.cross_set[1 - d][sq]
-            self.csc_save[n] = self.board.cross_score[1 - d][sq]
-            n += 1
-        for idx in range(first, first + m.length):
-            for k in range(dim):
-                sq = k * dim + idx
-                self.cs_save[n] = self.board.cross_set[d][sq]
-                self.csc_save[n] = self.board.cross_score[d][sq]
-                n += 1
-        self.cs_n = n
+        self.cs_n = self.copy_cross(m, self.cs_n, True)
         return 0
 
     cdef void restore_cross(self, const Move* m, int mark) noexcept nogil:
-        """Undo of save_cross: the same squares in the same order, from the stack at `mark`."""
-        cdef int d = m.vertical, dim = self.board.dim, idx, k, sq, n = mark
-        cdef int lane = m.col if d else m.row
-        cdef int first = m.row if d else m.col
-        for idx in range(dim):
-            sq = idx * dim + lane
-            self.board.cross_set[1 - d][sq] = self.cs_save[n]
-            self.board.cross_score[1 - d][sq] = self.csc_save[n]
-            n += 1
-        for idx in range(first, first + m.length):
-            for k in range(dim):
-                sq = k * dim + idx
-                self.board.cross_set[d][sq] = self.cs_save[n]
-                self.board.cross_score[d][sq] = self.csc_save[n]
-                n += 1
+        """Undo of save_cross: the saved values back from the stack at `mark`."""
+        self.copy_cross(m, mark, False)
         self.cs_n = mark
         self.board.cross_valid = True
+
+    cdef int copy_cross(self, const Move* m, int n, bint save) noexcept nogil:
+        """Copy the cross-sets and cross-scores of the squares refresh_cross(m) rewrites (the crossing
+        squares of the move's line, then every square of the lines through its squares) to the save stack
+        from index n (save) or back from it; returns the index after the last one."""
+        cdef int d = m.vertical, dim = self.board.dim, idx, k, sq, o
+        cdef int lane = m.col if d else m.row
+        cdef int first = m.row if d else m.col
+        for idx in range(-1, m.length):
+            for k in range(dim):
+                if idx < 0:
+                    o = 1 - d
+                    sq = k * dim + lane
+                else:
+                    o = d
+                    sq = k * dim + first + idx
+                if save:
+                    self.cs_save[n] = self.board.cross_set[o][sq]
+                    self.csc_save[n] = self.board.cross_score[o][sq]
+                else:
+                    self.board.cross_set[o][sq] = self.cs_save[n]
+                    self.board.cross_score[o][sq] = self.csc_save[n]
+                n += 1
+        return n
 
     cdef int play_c(self, const Move* m) except -1 nogil:
         cdef Undo* u
