@@ -23,6 +23,34 @@ class FormatError(ValueError):
     """Malformed CGP, move notation or GCG; the message names the problem."""
 
 
+def excerpt(text: str, limit: int = 40) -> str:
+    """A short quoted excerpt of untrusted input for error messages: a drop-in for `{text!r}`.
+
+    At most `limit` characters of `text` are shown (control and other unprintable characters escaped, each
+    escape counting its own length); a cut excerpt ends in '…' and is followed by the total length, e.g.
+    `'8G QIIIIIII…' (1048576 chars)`. The result is never longer than about `limit + 30` characters."""
+    if not isinstance(text, str):
+        text = repr(text)
+    limit = max(1, limit)
+    out: list[str] = []
+    used = 0
+    cut = False
+    for ch in text:
+        if ch.isprintable() and ch not in "'\\":
+            esc = ch
+        else:
+            esc = repr(ch)[1:-1] if ch != "'" else "\\'"
+        if used + len(esc) > limit:
+            cut = True
+            break
+        out.append(esc)
+        used += len(esc)
+    body = "".join(out)
+    if cut:
+        return f"'{body}…' ({len(text)} chars)"
+    return f"'{body}'"
+
+
 def get_distribution(name: str = "english") -> LetterDistribution:
     factory = DISTRIBUTIONS.get(name.lower())
     if factory is None:
