@@ -69,12 +69,15 @@ class AutoplaySummary:
 
 
 def bots_from_options(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
-                      leaves2: str | None) -> tuple[BotSpec, BotSpec]:
-    """The two bots of `macondo autoplay` / the Autoplay RPC: bot 2 defaults to bot 1's lexicon and leaves."""
+                      leaves2: str | None, by_name: bool = False) -> tuple[BotSpec, BotSpec]:
+    """The two bots of `macondo autoplay` / the Autoplay RPC: bot 2 defaults to bot 1's lexicon and leaves.
+    Leaves are file paths at the command line, leave-set names in the data directories (`by_name`) for
+    requests."""
+    load = engine.named_leaves if by_name else engine.leaves
     lex1 = engine.lexicon(lexicon or None)
     lex2 = engine.lexicon(lexicon2) if lexicon2 else lex1
-    klv1 = engine.leaves(leaves) if leaves else lex1.klv
-    klv2 = engine.leaves(leaves2) if leaves2 else (lex2.klv if lexicon2 else klv1)
+    klv1 = load(leaves) if leaves else lex1.klv
+    klv2 = load(leaves2) if leaves2 else (lex2.klv if lexicon2 else klv1)
     return BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2")
 
 

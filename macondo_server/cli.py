@@ -363,11 +363,23 @@ def cmd_peg(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .server import serve
+    from .limits import LimitError, Limits, parse_assignments
+    from .server import ServerStartError, serve
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"port {args.port} is out of range")
-    return serve(Settings.load(args.data_dir), args.host, args.port, args.max_jobs)
+    try:
+        limits = Limits.load(parse_assignments(args.limit or []), max_jobs=args.max_jobs)
+    except LimitError as exc:
+        raise CliError(str(exc)) from None
+    if args.print_limits:
+        for name, value in limits.as_dict().items():
+            print(f"{name} = {value}")
+        return 0
+    try:
+        return serve(Settings.load(args.data_dir), args.host, args.port, limits)
+    except ServerStartError as exc:
+        raise CliError(str(exc)) from None
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
@@ -551,7 +563,11 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="run the gRPC engine server")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=50051)
-    sv.add_argument("--max-jobs", type=_positive_int, default=4, help="concurrent long-running jobs")
+    sv.add_argument("--max-jobs", type=_positive_int, default=None,
+                    help="concurrent long-running jobs (default: 4 x cores, at least 4)")
+    sv.add_argument("--limit", action="append", metavar="NAME=VALUE",
+                    help="override a limit (see --print-limits; also MACONDO_LIMIT_NAME=VALUE)")
+    sv.add_argument("--print-limits", action="store_true", help="print the limits in force and exit")
     sv.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory (as the global option)")
     sv.set_defaults(func=cmd_serve)
 

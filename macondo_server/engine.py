@@ -12,7 +12,7 @@ from engine_cy.movegen import MoveGen
 
 from .config import Settings
 from .formats import RACK_SIZE, FormatError, Move, Position, format_move, parse_move
-from .lexicon import Lexicon, LexiconError, LexiconRegistry
+from .lexicon import Lexicon, LexiconError, LexiconRegistry, load_klv
 
 EQUITY_SCALE = 1000
 
@@ -85,16 +85,24 @@ class Engine:
         return self.registry.get(name or pos.lexicon or self.settings.default_lexicon)
 
     def leaves(self, path: str) -> Klv:
+        """A KLV2 file named by path: for the command line only (whoever runs it chose the path). Requests
+        over the network name leave sets with `named_leaves`."""
         with self._lock:
             if path not in self._klv_cache:
                 p = Path(path)
                 if not p.is_file():
                     raise LexiconError(f"leave file {path} does not exist")
-                try:
-                    self._klv_cache[path] = Klv.from_file(str(p))
-                except ValueError as exc:
-                    raise LexiconError(f"leave file {path}: {exc}") from None
+                self._klv_cache[path] = load_klv(p, "leave file ")
             return self._klv_cache[path]
+
+    def named_leaves(self, name: str) -> Klv:
+        """The leave set NAME.klv2 in the server's data directories (cached by name; never a path)."""
+        path = self.registry.find_leaves(name)
+        key = f"name:{name}"
+        with self._lock:
+            if key not in self._klv_cache:
+                self._klv_cache[key] = load_klv(path, f"leave set {name}: ")
+            return self._klv_cache[key]
 
     def movegen(self, lex: Lexicon, klv: Klv | None = None, bingo_bonus: int = 50) -> MoveGen:
         """This thread's generator for a lexicon and leave set (created once, reused)."""
@@ -116,6 +124,7 @@ class Engine:
         leaves_path: str | None = None,
         n: int | None = None,
         sort: str = "equity",
+        klv: Klv | None = None,
     ) -> GenResult:
         """Every legal move for the player on turn (top n when n is given), ranked by equity or score."""
         if sort not in ("equity", "score"):
@@ -123,7 +132,8 @@ class Engine:
         if n is not None and n <= 0:
             raise ValueError(f"number of moves must be positive, got {n}")
         lex = self.lexicon_for(pos, lexicon)
-        klv = self.leaves(leaves_path) if leaves_path else lex.klv
+        if klv is None:
+            klv = self.leaves(leaves_path) if leaves_path else lex.klv
         rack = list(pos.racks[0])
         if not rack:
             raise FormatError("the player on turn has no tiles on the rack")

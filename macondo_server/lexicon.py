@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from engine_cy.klv import Klv
 from engine_cy.kwg import Kwg, build_kwg
 
 from .config import Settings, cache_dir
+from .formats import excerpt
 
 
 class LexiconError(ValueError):
@@ -25,6 +27,18 @@ class LexiconError(ValueError):
 
 class UnknownLexiconError(LexiconError):
     pass
+
+
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+MAX_LEAVES_BYTES = 256 * 1024 * 1024
+
+
+def check_name(name: str, what: str = "lexicon") -> str:
+    """A lexicon or leave-set name: letters, digits, '_' and '-', at most 64; never a path."""
+    if not NAME_RE.fullmatch(name):
+        raise UnknownLexiconError(f"invalid {what} name {excerpt(name)}: names are 1 to 64 letters, digits, "
+                                  "'_' or '-' (a name, never a path)")
+    return name
 
 
 @dataclass
@@ -64,10 +78,14 @@ def words_to_ml(lines: list[str], ld: LetterDistribution, source: str = "word li
 
 def build_kwg_from_file(path: Path, ld: LetterDistribution | None = None) -> bytes:
     ld = ld or LetterDistribution.english()
-    with open(path, encoding="utf-8", errors="strict") as fh:
-        words = words_to_ml(fh.read().splitlines(), ld, str(path))
+    try:
+        with open(path, encoding="utf-8", errors="strict") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise LexiconError(f"{path.name}: not UTF-8 text (byte {exc.start})") from None
+    words = words_to_ml(text.splitlines(), ld, path.name)
     if not words:
-        raise LexiconError(f"{path}: no words")
+        raise LexiconError(f"{path.name}: no words")
     return build_kwg(words, gaddag=True)
 
 
@@ -130,9 +148,7 @@ class LexiconRegistry:
         return None
 
     def get(self, name: str | None = None) -> Lexicon:
-        name = name or self.settings.default_lexicon
-        if not name or "/" in name or "\\" in name or name.startswith("."):
-            raise UnknownLexiconError(f"invalid lexicon name {name!r}")
+        name = check_name(name or self.settings.default_lexicon)
         with self._lock:
             if name in self._cache:
                 return self._cache[name]
@@ -147,17 +163,16 @@ class LexiconRegistry:
         if kwg_path is not None:
             try:
                 kwg = Kwg.from_file(str(kwg_path))
-            except ValueError as exc:
-                raise LexiconError(f"lexicon {name}: {kwg_path}: {exc}") from None
-            source = str(kwg_path)
+            except (ValueError, OSError) as exc:
+                raise LexiconError(f"lexicon {name}: {kwg_path.name}: {exc}") from None
+            source = kwg_path.name
             base_dir = kwg_path.parent
         elif txt_path is not None:
-            kwg = Kwg(self._compiled(txt_path, ld))
-            source = str(txt_path)
+            kwg = self._compiled(txt_path, ld)
+            source = f"{txt_path.name} (compiled)"
             base_dir = txt_path.parent
         else:
-            dirs = ", ".join(str(d) for d in self.settings.data_dirs)
-            raise UnknownLexiconError(f"unknown lexicon {name!r} (looked for {name}.kwg / {name}.txt in {dirs})")
+            raise UnknownLexiconError(f"unknown lexicon {name!r} (available: {', '.join(self.available()) or 'none'})")
         if kwg.gaddag_root == 0:
             raise LexiconError(f"lexicon {name}: {source} has no GADDAG")
         klv = None
@@ -165,26 +180,64 @@ class LexiconRegistry:
         if not klv_path.is_file():
             klv_path = self._find(name, ".klv2") or klv_path
         if klv_path.is_file():
-            try:
-                klv = Klv.from_file(str(klv_path))
-            except ValueError as exc:
-                raise LexiconError(f"lexicon {name}: {klv_path}: {exc}") from None
+            klv = load_klv(klv_path, f"lexicon {name}: ")
         return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source)
 
-    def _compiled(self, txt_path: Path, ld: LetterDistribution) -> bytes:
-        """Compile NAME.txt to NAME.kwg, cached by the word list's content hash."""
+    def leave_sets(self) -> list[str]:
+        """Names of the NAME.klv2 files in the data directories."""
+        names = set()
+        for d in self.settings.data_dirs:
+            if d.is_dir():
+                for p in d.iterdir():
+                    if p.suffix == ".klv2" and NAME_RE.fullmatch(p.stem):
+                        names.add(p.stem)
+        return sorted(names)
+
+    def find_leaves(self, name: str) -> Path:
+        """The data directories' NAME.klv2 (requests name leave sets, never paths)."""
+        check_name(name, "leave set")
+        path = self._find(name, ".klv2")
+        if path is None:
+            raise UnknownLexiconError(f"unknown leave set {name!r} (available: {', '.join(self.leave_sets()) or 'none'})")
+        return path
+
+    def _compiled(self, txt_path: Path, ld: LetterDistribution) -> Kwg:
+        """Compile NAME.txt to a KWG, cached by the word list's content hash. The cache file is trusted only
+        when the SHA-256 of its bytes matches the sidecar written with it (and it then reads as a valid KWG);
+        otherwise it is compiled again and rewritten."""
         data = txt_path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()[:16]
         cdir = cache_dir()
         cached = cdir / f"{txt_path.stem}-{digest}.kwg"
-        if cached.is_file():
-            return cached.read_bytes()
+        check = cached.with_suffix(".kwg.sha256")
+        try:
+            if cached.is_file() and check.is_file():
+                kwg_bytes = cached.read_bytes()
+                if hashlib.sha256(kwg_bytes).hexdigest() == check.read_text(encoding="ascii").strip():
+                    return Kwg(kwg_bytes)
+        except (OSError, ValueError, UnicodeDecodeError):
+            pass  # unreadable, corrupted or not a valid KWG: compile again
         kwg_bytes = build_kwg_from_file(txt_path, ld)
+        kwg = Kwg(kwg_bytes)
         try:
             cdir.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".kwg.tmp{os.getpid()}")
-            tmp.write_bytes(kwg_bytes)
-            tmp.replace(cached)
+            for path, content in ((cached, kwg_bytes), (check, hashlib.sha256(kwg_bytes).hexdigest().encode())):
+                tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
+                tmp.write_bytes(content)
+                tmp.replace(path)
         except OSError:
             pass  # read-only cache: still usable, just compiled again next time
-        return kwg_bytes
+        return kwg
+
+
+def load_klv(path: Path, prefix: str = "") -> Klv:
+    """Read a KLV2 leave file; errors name the file (not its directory) and the defect."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_LEAVES_BYTES:
+            raise LexiconError(f"{prefix}{path.name}: {size} bytes is more than a leave file can hold")
+        return Klv.from_file(str(path))
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, LexiconError):
+            raise
+        raise LexiconError(f"{prefix}{path.name}: {exc}") from None

@@ -24,6 +24,9 @@ OUTCOME_NAMES = ("win", "draw", "unresolved", "loss")
 TIEBREAK_POOL = 20
 
 
+EVENTUALITY_TT_MB = 64   # the table of the endgames an eventuality explanation solves
+
+
 @dataclass
 class PegOptions:
     endgame_plies: int = 4
@@ -482,7 +485,7 @@ class PegJob:
         from .endgame import EndgameJob, EndgameOptions
 
         eg = EndgameJob(self._engine, pos, EndgameOptions(
-            plies=self.opts.endgame_plies, threads=1, heuristics=self.opts.endgame_heuristics, tt_megabytes=64,
+            plies=self.opts.endgame_plies, threads=1, heuristics=self.opts.endgame_heuristics, tt_megabytes=EVENTUALITY_TT_MB,
             lexicon=self.lex.name)).run()
         line = " ".join(("~" if m.estimated else "") + f"{m.table.strip()} ({m.score})" for m in eg.line)
         return line or "(none)", eg.final_spread

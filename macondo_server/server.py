@@ -1,5 +1,6 @@
-"""Server factory and the blocking `macondo serve` entry point: thread pool, health checking, reflection,
-explicit message-size limits, keepalive for long streams, graceful shutdown on SIGTERM/SIGINT."""
+"""Server factory and the blocking `macondo serve` entry point: thread pool sized from the limits, health
+checking, reflection, message-size limits, keepalive for long streams, an exclusive port, and a shutdown
+that stops every job and ends the process within a few seconds whatever is running."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from concurrent import futures
 from dataclasses import dataclass
 
@@ -15,13 +17,21 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .config import Settings
+from .limits import Limits
 from .pb.macondo.v1 import engine_pb2, engine_pb2_grpc
-from .service import MAX_MESSAGE_BYTES, EngineServicer
+from .service import EngineServicer
 
 log = logging.getLogger("macondo.server")
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
-GRACE_SECONDS = 5.0
+GRACE_SECONDS = 3.0       # running RPCs get this long to deliver their final results at shutdown
+EXIT_SECONDS = 4.5        # after a stop signal the process ends by then, whatever still runs
+SPARE_RPC_THREADS = 32    # threads for short RPCs (health, moves, sessions) beside the long jobs
+SWEEP_SECONDS = 30.0      # idle game sessions are closed at least this often
+
+
+class ServerStartError(OSError):
+    """The server cannot start (the port is in use, the address is invalid)."""
 
 
 @dataclass
@@ -30,58 +40,104 @@ class RunningServer:
     port: int
     servicer: EngineServicer
     health: health.HealthServicer
+    sweeper: threading.Event
+
+    def serving(self, ok: bool = True) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("", SERVICE_NAME):
+            self.health.set(name, status)
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
-        """Stop jobs (their streams deliver a final result), then the server."""
+        """Refuse new jobs and stop the running ones (their streams deliver a final result), then the server."""
         self.health.enter_graceful_shutdown()
-        self.servicer.jobs.stop_all()
+        self.servicer.jobs.close()
+        self.sweeper.set()
         self.server.stop(grace).wait()
 
 
-def create_server(settings: Settings, host: str = "127.0.0.1", port: int = 50051, max_jobs: int = 4,
-                  workers: int | None = None) -> RunningServer:
+def create_server(settings: Settings, host: str = "127.0.0.1", port: int = 50051, max_jobs: int | None = None,
+                  workers: int | None = None, limits: Limits | None = None, serving: bool = True) -> RunningServer:
+    """Build, bind and start a server. `limits` default to the machine's (`max_jobs` overrides theirs).
+    Health says NOT_SERVING until `serving` (the default) or a later RunningServer.serving()."""
+    if limits is None:
+        limits = Limits.load(max_jobs=max_jobs)
+    elif max_jobs is not None:
+        limits = limits.with_changes(max_jobs=max_jobs)
     options = [
-        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", limits.max_response_bytes),
+        ("grpc.max_receive_message_length", limits.max_request_bytes),
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.so_reuseport", 0),   # a second server on the same port fails instead of sharing its traffic
     ]
-    pool = futures.ThreadPoolExecutor(max_workers=workers or max(16, 4 * (os.cpu_count() or 1)),
-                                      thread_name_prefix="grpc")
-    server = grpc.server(pool, options=options, maximum_concurrent_rpcs=256)
-    servicer = EngineServicer(settings, max_jobs)
+    # every long job holds an RPC thread (streams and simulating engine moves): leave room for the rest
+    threads = workers or limits.max_jobs + SPARE_RPC_THREADS
+    pool = futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grpc")
+    server = grpc.server(pool, options=options, maximum_concurrent_rpcs=threads)
+    servicer = EngineServicer(settings, limits)
     engine_pb2_grpc.add_EngineServicer_to_server(servicer, server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:
+        bound = 0
     if bound == 0:
-        raise OSError(f"cannot listen on {host}:{port}")
+        raise ServerStartError(f"cannot listen on {host}:{port} (the port is in use or the address is invalid)")
     server.start()
-    for name in ("", SERVICE_NAME):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return RunningServer(server, bound, servicer, health_servicer)
+    sweeper = threading.Event()
+    running = RunningServer(server, bound, servicer, health_servicer, sweeper)
+    running.serving(serving)
+
+    def sweep() -> None:
+        while not sweeper.wait(min(SWEEP_SECONDS, limits.session_idle_seconds / 2)):
+            closed = servicer.sessions.expire()
+            if closed:
+                log.info("closed %d idle game sessions", closed)
+
+    threading.Thread(target=sweep, name="session-sweeper", daemon=True).start()
+    return running
 
 
-def serve(settings: Settings, host: str, port: int, max_jobs: int) -> int:
+def serve(settings: Settings, host: str, port: int, limits: Limits) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
-    running = create_server(settings, host, port, max_jobs)
-    # the default lexicon is loaded before the first request
-    running.servicer.engine.lexicon(settings.default_lexicon)
-    log.info("serving host=%s port=%d max_jobs=%d lexica=%s", host, running.port, max_jobs,
-             ",".join(running.servicer.engine.registry.available()))
     done = threading.Event()
 
     def on_signal(signum, frame) -> None:
         log.info("signal=%d shutting down", signum)
         done.set()
 
+    # handlers first: a signal during start-up (lexicon loading) already shuts down cleanly
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    done.wait()
-    running.stop()
+    running = create_server(settings, host, port, limits=limits, serving=False)
+    try:
+        # the default lexicon is loaded before health reports SERVING
+        running.servicer.engine.lexicon(settings.default_lexicon)
+        if not done.is_set():
+            running.serving(True)
+            log.info("serving host=%s port=%d limits=%s lexica=%s", host, running.port,
+                     ",".join(f"{k}={v}" for k, v in limits.as_dict().items()),
+                     ",".join(running.servicer.engine.registry.available()))
+        done.wait()
+    finally:
+        _exit_by(time.monotonic() + EXIT_SECONDS)
+        running.stop()
     log.info("stopped")
     return 0
+
+
+def _exit_by(deadline: float) -> None:
+    """Make sure the process ends by `deadline`: engine threads that do not stop in time (a job still in
+    its setup) are not waited for."""
+    def watchdog() -> None:
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        log.warning("jobs still running at the shutdown deadline: exiting anyway")
+        logging.shutdown()
+        os._exit(0)
+
+    threading.Thread(target=watchdog, name="exit-watchdog", daemon=True).start()

@@ -4,7 +4,7 @@ that names the problem (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED); nothin
 from __future__ import annotations
 
 import logging
-import os
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -27,28 +28,33 @@ from .convert import (
     plain_move_to_pb,
     sim_to_pb,
 )
-from .endgame import EndgameJob, EndgameOptions
+from .endgame import DEFAULT_TT_MB, EndgameJob, EndgameOptions
 from .engine import Engine
 from .formats import FormatError, parse_cgp
 from .gamestate import position_from_game
-from .jobs import JobRegistry, TooManyJobsError, watch_stop
+from .jobs import Job, JobRegistry, ShuttingDownError, watch_stop
 from .lexicon import LexiconError, UnknownLexiconError
+from .limits import LimitError, Limits, ResourceLimitError
 from .pb.macondo.v1 import engine_pb2 as pb
 from .pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from .peg import PegJob, PegOptions
-from .sessions import SessionStore, TooManyGamesError, UnknownGameError
+from .peg import EVENTUALITY_TT_MB, PegJob, PegOptions
+from .sessions import ENGINE_MOVE_TT_MB, GameBusyError, SessionStore, UnknownGameError, parse_strategy
 from .sim import SimJob, SimOptions
 
 log = logging.getLogger("macondo.server")
 
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-MAX_AUTOPLAY_GAMES = 1_000_000
-MAX_CGP_CHARS = 4096
 SNAPSHOT_SECONDS = 0.25
-DEADLINE_MARGIN = 0.15   # seconds kept back to deliver the final result before a deadline
+DEADLINE_MARGIN = 0.3    # seconds kept back to deliver the final result before a deadline
+MAX_ERROR_CHARS = 1000   # error messages are cut here (they must fit in a gRPC trailer)
+MAX_NUMBER = 1e9         # any floating-point field (seconds) must be finite and within 0..MAX_NUMBER
+
+# text fields with their own limit (the others have Limits.max_field_chars)
+_FIELD_LIMITS = {"cgp": "max_cgp_chars", "gcg": "max_gcg_chars"}
 
 
 def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: str) -> None:
+    if len(message) > MAX_ERROR_CHARS:
+        message = message[:MAX_ERROR_CHARS - 1] + "…"
     info = error_details_pb2.ErrorInfo(reason=reason, domain="macondo.v1")
     detail = any_pb2.Any()
     detail.Pack(info)
@@ -56,33 +62,80 @@ def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, r
     context.abort_with_status(rpc_status.to_status(status))
 
 
+def check_request(msg: Message, limits: Limits, path: str = "") -> None:
+    """Bounds every request shares, before any work: text fields within their length limit, repeated text
+    within max_plays, numbers of seconds finite and not negative."""
+    for fd, value in msg.ListFields():
+        name = f"{path}{fd.name}"
+        repeated = fd.is_repeated
+        if fd.type == fd.TYPE_MESSAGE:
+            for sub in (value if repeated else [value]):
+                check_request(sub, limits, f"{name}.")
+        elif fd.type == fd.TYPE_STRING:
+            if repeated:
+                limits.plays(len(value), name)
+            limit_name = _FIELD_LIMITS.get(fd.name, "max_field_chars")
+            cap = getattr(limits, limit_name)
+            for text in (value if repeated else [value]):
+                if len(text) > cap:
+                    raise LimitError(f"{name} is longer than the limit {limit_name} ({len(text)} > {cap} characters)",
+                                     limit_name)
+        elif fd.type in (fd.TYPE_DOUBLE, fd.TYPE_FLOAT):
+            for x in (value if repeated else [value]):
+                if not (math.isfinite(x) and 0 <= x <= MAX_NUMBER):
+                    raise LimitError(f"{name} must be a number of 0 to {MAX_NUMBER:g}, got {x!r}")
+
+
+def client_of(context: grpc.ServicerContext) -> str:
+    """The client a request comes from: its connection (address and port)."""
+    try:
+        return context.peer() or ""
+    except Exception:  # noqa: BLE001 (a test context without a peer)
+        return ""
+
+
 class EngineServicer(pb_grpc.EngineServicer):
-    def __init__(self, settings: Settings, max_jobs: int) -> None:
+    def __init__(self, settings: Settings, limits: Limits | int | None = None) -> None:
+        if limits is None or isinstance(limits, int):
+            limits = Limits.load(max_jobs=limits)
         self.settings = settings
+        self.limits = limits
         self.engine = Engine(settings)
-        self.jobs = JobRegistry(max_jobs)
-        self.sessions = SessionStore(self.engine)
+        self.jobs = JobRegistry(limits)
+        self.sessions = SessionStore(self.engine, limits)
 
     # -------------------------------------------------------------- helpers
 
     def _guard(self, context: grpc.ServicerContext, fn, *args):
-        """Run fn, turning user errors into statuses."""
+        """Run fn, turning every error into a status with a message that names the problem."""
         try:
             return fn(*args)
         except UnknownLexiconError as exc:
             _abort(context, grpc.StatusCode.NOT_FOUND, str(exc), "UNKNOWN_LEXICON")
         except UnknownGameError as exc:
             _abort(context, grpc.StatusCode.NOT_FOUND, str(exc.args[0]), "UNKNOWN_GAME")
-        except (TooManyJobsError, TooManyGamesError) as exc:
-            _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), "TOO_MANY_JOBS")
-        except (FormatError, LexiconError, ValueError) as exc:
+        except ResourceLimitError as exc:
+            _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), exc.limit.upper() or "RESOURCE_EXHAUSTED")
+        except LimitError as exc:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), exc.limit.upper() or "INVALID_ARGUMENT")
+        except ShuttingDownError as exc:
+            _abort(context, grpc.StatusCode.UNAVAILABLE, str(exc), "SHUTTING_DOWN")
+        except GameBusyError as exc:
+            _abort(context, grpc.StatusCode.ABORTED, str(exc), "GAME_BUSY")
+        except (FormatError, LexiconError, ValueError, OverflowError) as exc:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), "INVALID_ARGUMENT")
+        except MemoryError:
+            _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "the server is out of memory", "OUT_OF_MEMORY")
+        except Exception as exc:
+            if isinstance(exc, grpc.RpcError) or type(exc).__name__ == "_AbortedError":
+                raise  # an abort already under way
+            log.exception("internal error")
+            _abort(context, grpc.StatusCode.INTERNAL, f"internal error ({type(exc).__name__}); it is logged on the "
+                   "server", "INTERNAL")
 
     def _position(self, msg: pb.Position):
         if not msg.cgp:
             raise FormatError("position.cgp is empty")
-        if len(msg.cgp) > MAX_CGP_CHARS:
-            raise FormatError(f"position.cgp is longer than {MAX_CGP_CHARS} characters")
         return parse_cgp(msg.cgp)
 
     # -------------------------------------------------------------- RPCs
@@ -98,27 +151,35 @@ class EngineServicer(pb_grpc.EngineServicer):
                 except LexiconError:
                     continue
                 lexica.append(pb.LexiconInfo(name=name, has_leaves=lex.klv is not None, source=lex.source))
+            lim = self.limits
+            jobs, threads, tt = self.jobs.usage()
             return pb.ServerInfo(
                 version=__version__,
                 api_version="macondo.v1",
                 lexica=lexica,
                 default_lexicon=self.settings.default_lexicon,
-                limits=pb.Limits(max_jobs=self.jobs.max_jobs, max_message_bytes=MAX_MESSAGE_BYTES,
-                                 max_autoplay_games=MAX_AUTOPLAY_GAMES),
-                running_jobs=self.jobs.running(),
+                limits=pb.Limits(max_message_bytes=min(lim.max_response_bytes, 2**31 - 1),
+                                 **{k: min(v, 2**31 - 1) for k, v in lim.as_dict().items()
+                                    if k in pb.Limits.DESCRIPTOR.fields_by_name}),
+                running_jobs=jobs,
+                leave_sets=reg.leave_sets(),
+                running_threads=threads,
+                tt_megabytes_in_use=tt,
+                open_games=self.sessions.count(),
             )
 
         return self._guard(context, build)
 
     def GenerateMoves(self, request, context):
         def run():
+            check_request(request, self.limits)
             pos = self._position(request.position)
-            if request.num_plays < 0:
-                raise ValueError(f"num_plays must not be negative, got {request.num_plays}")
+            if not 0 <= request.num_plays <= 100_000:
+                raise ValueError(f"num_plays must be 0 to 100000, got {request.num_plays}")
             n = None if request.all else (request.num_plays or 15)
             sort = "score" if request.sort == pb.SORT_SCORE else "equity"
-            res = self.engine.generate(pos, lexicon=request.position.lexicon or None,
-                                       leaves_path=request.leaves or None, n=n, sort=sort)
+            klv = self.engine.named_leaves(request.leaves) if request.leaves else None
+            res = self.engine.generate(pos, lexicon=request.position.lexicon or None, klv=klv, n=n, sort=sort)
             lex = self.engine.lexicon_for(pos, request.position.lexicon or None)
             return pb.GenerateMovesResponse(
                 moves=[move_to_pb(m, pos) for m in res.moves],
@@ -129,169 +190,192 @@ class EngineServicer(pb_grpc.EngineServicer):
         return self._guard(context, run)
 
     def StopJob(self, request, context):
-        return pb.StopJobResponse(found=self.jobs.stop(request.job_id))
+        return pb.StopJobResponse(found=self.jobs.stop(request.job_id[:64]))
 
-    def Autoplay(self, request, context) -> Iterator[pb.AutoplayProgress]:
-        def setup():
-            games = request.games or 100
-            if not 0 < games <= MAX_AUTOPLAY_GAMES:
-                raise ValueError(f"games must be 1 to {MAX_AUTOPLAY_GAMES}, got {request.games}")
-            threads = request.threads or (os.cpu_count() or 1)
-            if not 0 < threads <= 256:
-                raise ValueError(f"threads must be 1 to 256, got {request.threads}")
-            bot1, bot2 = bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
-                                           request.leaves2)
-            return games, threads, bot1, bot2
+    # -------------------------------------------------------------- long jobs (streaming)
 
-        games, threads, bot1, bot2 = self._guard(context, setup)
-        log.info("kind=autoplay games=%d threads=%d seed=%d", games, threads, request.seed)
-        records: list[GameRecord] = []
-        started = time.monotonic()
-
-        def run(stop: threading.Event):
-            return run_autoplay(bot1, bot2, games, seed=request.seed, threads=threads, pairs=request.pairs, stop=stop,
-                                records=records)
-
-        yield from self._stream(
-            context, "autoplay", run,
-            lambda: autoplay_to_pb(summarize(list(records), time.monotonic() - started), "", games, False, False),
-            lambda summary, stopped: autoplay_to_pb(summary, "", games, True, stopped),
-        )
-
-    # -------------------------------------------------------------- analysis jobs (streaming)
-
-    def _stream(self, context, kind: str, run: Callable[[threading.Event], object],
-                snapshot: Callable[[], Any], final: Callable[[Any, bool], Any]):
-        """Run a long job in a worker thread; yield snapshot() every SNAPSHOT_SECONDS and final(result,
-        stopped) at the end. Cancellation, StopJob and the deadline all stop the job, which still delivers
-        its best result so far."""
-        job = self._guard(context, self.jobs.start, kind)
-        context.add_callback(job.stop.set)
-        outcome: dict = {}
-
-        def work() -> None:
-            try:
-                outcome["result"] = run(job.stop)
-            except Exception as exc:  # reported to the client below, never a crash of the server
-                outcome["error"] = exc
-
-        worker = threading.Thread(target=work, name=f"{kind}-{job.job_id}", daemon=True)
-        worker.start()
-        log.info("job=%s kind=%s started", job.job_id, kind)
+    def _stream(self, context, kind: str, request, setup: Callable[[Job], Any],
+                run: Callable[[Any, threading.Event], Any], snapshot: Callable[[Any], Any],
+                final: Callable[[Any, Any, bool], Any], empty: Callable[[], Any],
+                threads: int = 0, tt_megabytes: int = 0):
+        """The one way a long job runs: checked and registered (holding its threads and table memory) before
+        any setup, then set up and run in a worker thread while this one yields snapshot(state) every
+        SNAPSHOT_SECONDS (empty() while the setup runs) and final(state, result, stopped) at the end.
+        Cancellation, StopJob, the deadline, the job time limit and shutdown all set the job's stop event;
+        the engine then stops within a fraction of a second and the final snapshot still carries the best
+        result so far."""
+        self._guard(context, check_request, request, self.limits)
+        job = self._guard(context, self.jobs.start, kind, threads, tt_megabytes)
         try:
+            context.add_callback(lambda: job.request_stop("cancelled"))
+            remaining = context.time_remaining()
+            if remaining is not None:
+                job.stop_at(time.monotonic() + max(0.0, remaining - DEADLINE_MARGIN))
+            outcome: dict = {}
+
+            def work() -> None:
+                try:
+                    outcome["state"] = setup(job)
+                    outcome["result"] = run(outcome["state"], job.stop)
+                except Exception as exc:  # noqa: BLE001 (reported to the client below, never a crash)
+                    outcome["error"] = exc
+
+            worker = threading.Thread(target=work, name=f"{kind}-{job.job_id}", daemon=True)
+            worker.start()
+            log.info("job=%s kind=%s threads=%d tt_mb=%d started", job.job_id, kind, job.threads, job.tt_megabytes)
             while worker.is_alive():
                 worker.join(SNAPSHOT_SECONDS)
-                remaining = context.time_remaining()
-                if remaining is not None and remaining < DEADLINE_MARGIN + SNAPSHOT_SECONDS:
-                    job.stop.set()
                 if worker.is_alive() and context.is_active():
-                    snap = snapshot()
+                    snap = self._guard(context, snapshot, outcome["state"]) if "state" in outcome else empty()
                     snap.job_id = job.job_id
                     yield snap
             if "error" in outcome:
-                log.error("job=%s failed: %r", job.job_id, outcome["error"])
-                _abort(context, grpc.StatusCode.INTERNAL, f"{kind} failed: {outcome['error']}", "INTERNAL")
-            last = final(outcome["result"], job.stop.is_set())
+                exc = outcome["error"]
+                log.info("job=%s kind=%s failed: %s", job.job_id, kind, type(exc).__name__)
+
+                def reraise() -> None:
+                    raise exc
+                self._guard(context, reraise)
+            stopped = job.stop.is_set()
+            last = self._guard(context, final, outcome["state"], outcome["result"], stopped)
             last.job_id = job.job_id
             yield last
-            log.info("job=%s kind=%s done stopped=%s", job.job_id, kind, job.stop.is_set())
+            log.info("job=%s kind=%s done stop_reason=%s", job.job_id, kind, job.stop_reason or "none")
         finally:
-            job.stop.set()
-            worker.join()
+            job.request_stop("finished")
             self.jobs.finish(job)
 
+    def Autoplay(self, request, context) -> Iterator[pb.AutoplayProgress]:
+        games = request.games or 100
+        records: list[GameRecord] = []
+        started = time.monotonic()
+
+        def setup(job: Job):
+            if not 0 < games <= self.limits.max_autoplay_games:
+                raise LimitError(f"games must be 1 to {self.limits.max_autoplay_games} (limit max_autoplay_games), "
+                                 f"got {request.games}", "max_autoplay_games")
+            return bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
+                                     request.leaves2, by_name=True) + (job.threads,)
+
+        def run(state, stop: threading.Event):
+            bot1, bot2, threads = state
+            return run_autoplay(bot1, bot2, games, seed=request.seed & 0xFFFFFFFFFFFFFFFF, threads=threads,
+                                pairs=request.pairs, stop=stop, records=records)
+
+        yield from self._stream(
+            context, "autoplay", request, setup, run,
+            lambda state: autoplay_to_pb(summarize(list(records), time.monotonic() - started), "", games, False,
+                                         False),
+            lambda state, summary, stopped: autoplay_to_pb(summary, "", games, True, stopped),
+            pb.AutoplayProgress, threads=request.threads,
+        )
+
     def Simulate(self, request, context):
-        def setup():
+        def setup(job: Job):
             pos = self._position(request.position)
+            self.limits.plays(request.num_plays + len(request.plays), "num_plays and plays")
             opts = SimOptions(
                 plies=request.plies if request.HasField("plies") else 2,
                 num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or 1000,
-                stop=request.stop or None, max_time=request.max_time, threads=request.threads or (os.cpu_count() or 1),
+                stop=request.stop or None, max_time=request.max_time, threads=job.threads,
                 seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
             )
             return SimJob(self.engine, pos, opts)
 
-        sim = self._guard(context, setup)
-
-        def run(stop: threading.Event):
-            return sim.run(stop=stop)
-
-        yield from self._stream(context, "sim", run, lambda: sim_to_pb(sim.snapshot(final=False), "", False),
-                                lambda res, stopped: sim_to_pb(res, "", stopped))
+        yield from self._stream(context, "sim", request, setup, lambda sim, stop: sim.run(stop=stop),
+                                lambda sim: sim_to_pb(sim.snapshot(final=False), "", False),
+                                lambda sim, res, stopped: sim_to_pb(res, "", stopped), pb.SimulateProgress,
+                                threads=request.threads)
 
     def SolveEndgame(self, request, context):
-        def setup():
+        tt = request.tt_megabytes or min(DEFAULT_TT_MB, self.limits.tt_megabytes_per_job)
+        latest: dict = {}
+
+        def setup(job: Job):
             pos = self._position(request.position)
             opts = EndgameOptions(
-                plies=request.plies or 4, max_time=request.max_time, threads=request.threads or (os.cpu_count() or 1),
+                plies=request.plies or 4, max_time=request.max_time, threads=job.threads,
                 first_win=request.first_win, heuristics=not request.disable_heuristics,
-                tt_megabytes=request.tt_megabytes or 256, lexicon=request.position.lexicon or None,
+                tt_megabytes=tt, lexicon=request.position.lexicon or None,
             )
             return pos, EndgameJob(self.engine, pos, opts)
 
-        pos, eg = self._guard(context, setup)
-        latest: dict = {}
+        def run(state, stop: threading.Event):
+            return state[1].run(progress=lambda r: latest.__setitem__("r", r), stop=stop)
 
-        def run(stop: threading.Event):
-            return eg.run(progress=lambda r: latest.__setitem__("r", r), stop=stop)
-
-        def snapshot():
+        def snapshot(state):
+            pos, eg = state
             r = latest.get("r")
             if r is None:
                 return pb.EndgameProgress(nodes=eg.nodes)
             return endgame_to_pb(r, pos, "", False, False)
 
-        yield from self._stream(context, "endgame", run, snapshot,
-                                lambda res, stopped: endgame_to_pb(res, pos, "", True, stopped or not res.complete))
+        yield from self._stream(context, "endgame", request, setup, run, snapshot,
+                                lambda state, res, stopped: endgame_to_pb(res, state[0], "", True,
+                                                                          stopped or not res.complete),
+                                pb.EndgameProgress, threads=request.threads,
+                                tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 
     def SolvePreEndgame(self, request, context):
-        def setup():
+        tt = PegOptions().tt_megabytes
+
+        def setup(job: Job):
             pos = self._position(request.position)
+            self.limits.plays(len(request.only_solve), "only_solve")
             opts = PegOptions(
                 endgame_plies=request.endgame_plies or 4, only_solve=list(request.only_solve),
                 max_tiles_left=request.max_tiles_left if request.HasField("max_tiles_left") else 1,
                 max_nested_depth=request.max_nested_depth if request.HasField("max_nested_depth") else 1,
                 skip_deep_pass=request.skip_deep_pass if request.HasField("skip_deep_pass") else True,
                 early_cutoff=request.early_cutoff, skip_tiebreaker=request.skip_tiebreaker,
-                opp_rack=request.opp_rack or None, threads=request.threads or (os.cpu_count() or 1),
+                opp_rack=request.opp_rack or None, threads=job.threads,
                 max_time=request.max_time, endgame_heuristics=request.endgame_heuristics,
-                lexicon=request.position.lexicon or None,
+                lexicon=request.position.lexicon or None, tt_megabytes=tt,
             )
             if request.eventuality:
                 opts.threads, opts.skip_tiebreaker = 1, True
-            return pos, PegJob(self.engine, pos, opts)
+            peg = PegJob(self.engine, pos, opts)
+            if request.eventuality:
+                peg.parse_order(request.eventuality)
+            return pos, peg
 
-        pos, peg = self._guard(context, setup)
         if request.eventuality:
-            self._guard(context, peg.parse_order, request.eventuality)
-
-            def explain(stop: threading.Event):
+            def explain(state, stop: threading.Event):
+                peg = state[1]
                 with watch_stop(stop, peg.stop):
                     return peg.eventuality(request.eventuality)
 
-            yield from self._stream(context, "peg", explain, lambda: pb.PreEndgameProgress(),
-                                    lambda text, stopped: pb.PreEndgameProgress(eventuality=text, final=True,
-                                                                                stopped=stopped, complete=not stopped))
+            yield from self._stream(context, "peg", request, setup, explain, lambda state: pb.PreEndgameProgress(),
+                                    lambda state, text, stopped: pb.PreEndgameProgress(
+                                        eventuality=text, final=True, stopped=stopped, complete=not stopped),
+                                    pb.PreEndgameProgress, threads=1, tt_megabytes=tt + EVENTUALITY_TT_MB)
             return
 
-        def run(stop: threading.Event):
-            return peg.run(stop=stop, interval=3600)
-
-        yield from self._stream(context, "peg", run, lambda: peg_to_pb(peg.snapshot(final=False), pos, "", False),
-                                lambda res, stopped: peg_to_pb(res, pos, "", stopped or not res.complete))
+        yield from self._stream(context, "peg", request, setup,
+                                lambda state, stop: state[1].run(stop=stop, interval=3600),
+                                lambda state: peg_to_pb(state[1].snapshot(final=False), state[0], "", False),
+                                lambda state, res, stopped: peg_to_pb(res, state[0], "", stopped or not res.complete),
+                                pb.PreEndgameProgress, threads=request.threads,
+                                tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 
     # -------------------------------------------------------------- game sessions
 
     def CreateGame(self, request, context):
-        return self._guard(context, lambda: game_to_pb(self.sessions.create(
-            request.lexicon or None, request.seed, list(request.players), request.bingo_bonus, cgp=request.cgp,
-            gcg=request.gcg, turn=request.turn if request.HasField("turn") else None)))
+        def run():
+            check_request(request, self.limits)
+            return game_to_pb(self.sessions.create(
+                request.lexicon or None, request.seed, list(request.players), request.bingo_bonus, cgp=request.cgp,
+                gcg=request.gcg, turn=request.turn if request.HasField("turn") else None,
+                client=client_of(context)))
+
+        return self._guard(context, run)
 
     def GetGame(self, request, context):
         return self._guard(context, lambda: game_to_pb(self.sessions.get(request.game_id)))
 
     def PlayMove(self, request, context):
         def run():
+            check_request(request, self.limits)
             session = self.sessions.get(request.game_id)
             self.sessions.play(session, request.move, request.tile_order)
             return game_to_pb(session)
@@ -299,10 +383,23 @@ class EngineServicer(pb_grpc.EngineServicer):
         return self._guard(context, run)
 
     def EngineMove(self, request, context):
+        """A static move at once; a simulating or solving strategy runs as a job (counted against the limits,
+        stopped by cancellation, the deadline and shutdown, then playing the best move found so far)."""
         def run():
+            check_request(request, self.limits)
+            strategy = parse_strategy(request.strategy)
             session = self.sessions.get(request.game_id)
             before = session.game.history_length
-            move = self.sessions.engine_move(session, request.strategy)
+            if strategy.needs_job:
+                tt = ENGINE_MOVE_TT_MB if session.game.bag_size == 0 else 0
+                with self.jobs.job("engine-move", strategy.threads, tt) as job:
+                    context.add_callback(lambda: job.request_stop("cancelled"))
+                    remaining = context.time_remaining()
+                    if remaining is not None:
+                        job.stop_at(time.monotonic() + max(0.0, remaining - DEADLINE_MARGIN))
+                    move = self.sessions.engine_move(session, strategy, stop=job.stop, threads=job.threads)
+            else:
+                move = self.sessions.engine_move(session, strategy)
             score = session.game.history()[before][6]
             pos = position_from_game(session.game, {"lex": session.lexicon.name})
             return pb.EngineMoveResponse(move=plain_move_to_pb(move, pos, score), game=game_to_pb(session))
@@ -310,4 +407,4 @@ class EngineServicer(pb_grpc.EngineServicer):
         return self._guard(context, run)
 
     def DeleteGame(self, request, context):
-        return pb.DeleteGameResponse(found=self.sessions.delete(request.game_id))
+        return pb.DeleteGameResponse(found=self.sessions.delete(request.game_id[:64]))
