@@ -17,6 +17,35 @@ from .limits import Limits, ResourceLimitError
 DEADLINE_TICK = 0.02   # seconds between deadline checks
 
 
+class StopEvent(threading.Event):
+    """A stop flag that also runs callbacks when set: the engines' C stop flags are forwarded at once, with no
+    watcher thread polling (sixteen jobs polling would keep taking the GIL from short RPCs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], None]] = []
+        self._cb_lock = threading.Lock()
+
+    def set(self) -> None:
+        super().set()
+        with self._cb_lock:
+            callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb()
+
+    def add_callback(self, cb: Callable[[], None]) -> None:
+        with self._cb_lock:
+            if not self.is_set():
+                self._callbacks.append(cb)
+                return
+        cb()
+
+    def remove_callback(self, cb: Callable[[], None]) -> None:
+        with self._cb_lock:
+            if cb in self._callbacks:
+                self._callbacks.remove(cb)
+
+
 class TooManyJobsError(ResourceLimitError):
     """The server already runs its maximum number of jobs."""
 
@@ -32,7 +61,7 @@ class Job:
     tt_megabytes: int = 0
     deadline: float | None = None            # time.monotonic() at which the job is stopped
     job_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    stop: threading.Event = field(default_factory=threading.Event)
+    stop: StopEvent = field(default_factory=StopEvent)
     started: float = field(default_factory=time.monotonic)
     stop_reason: str = ""
 
@@ -169,10 +198,17 @@ class JobRegistry:
 
 @contextmanager
 def watch_stop(event: threading.Event | None, on_stop: Callable[[], None]) -> Iterator[None]:
-    """While the block runs, call on_stop() as soon as `event` is set (the engine's stop flag lives in C,
-    so a small watcher thread forwards the request)."""
+    """While the block runs, call on_stop() as soon as `event` is set (the engine's stop flag lives in C):
+    through the event's callbacks for a job's StopEvent, by a small watcher thread for a plain Event."""
     if event is None:
         yield
+        return
+    if isinstance(event, StopEvent):
+        event.add_callback(on_stop)
+        try:
+            yield
+        finally:
+            event.remove_callback(on_stop)
         return
     done = threading.Event()
 

@@ -36,7 +36,7 @@ MAX_LEAVES_BYTES = 256 * 1024 * 1024
 def check_name(name: str, what: str = "lexicon") -> str:
     """A lexicon or leave-set name: letters, digits, '_' and '-', at most 64; never a path."""
     if not NAME_RE.fullmatch(name):
-        raise UnknownLexiconError(f"invalid {what} name {excerpt(name)}: names are 1 to 64 letters, digits, "
+        raise LexiconError(f"invalid {what} name {excerpt(name)}: names are 1 to 64 letters, digits, "
                                   "'_' or '-' (a name, never a path)")
     return name
 

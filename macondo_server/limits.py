@@ -112,11 +112,7 @@ class Limits:
                 if key not in names:
                     raise LimitError(f"unknown limit {key!r}")
                 changes[key] = int(number)
-        if "tt_megabytes_total" in changes and "tt_megabytes_per_job" not in changes:
-            changes["tt_megabytes_per_job"] = changes["tt_megabytes_total"]
-        limits = replace(limits, **changes)
-        limits.check()
-        return limits
+        return limits.with_changes(**changes)
 
     def check(self) -> None:
         for f in fields(self):
@@ -133,6 +129,9 @@ class Limits:
             raise LimitError("max_request_bytes must be at least 65536", "max_request_bytes")
 
     def with_changes(self, **changes: int) -> Limits:
+        """A copy with some limits changed (a new table total also sets the per-job table limit, unless given)."""
+        if "tt_megabytes_total" in changes and "tt_megabytes_per_job" not in changes:
+            changes["tt_megabytes_per_job"] = changes["tt_megabytes_total"]
         limits = replace(self, **changes)
         limits.check()
         return limits

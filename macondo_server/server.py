@@ -115,6 +115,8 @@ def serve(settings: Settings, host: str, port: int, limits: Limits) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     running = create_server(settings, host, port, limits=limits, serving=False)
+    log.info("starting host=%s port=%d (loading the default lexicon %s)", host, running.port,
+             settings.default_lexicon)
     try:
         # the default lexicon is loaded before health reports SERVING
         running.servicer.engine.lexicon(settings.default_lexicon)
