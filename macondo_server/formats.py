@@ -1,11 +1,15 @@
 """Text formats: CGP positions, move notation and GCG game records (reference §5, §6, §7).
 
 This is the only text <-> tile translator on the Python side; it uses the engine's alphabet and board.
-Every parse error is a FormatError whose message names the field at fault.
+
+Every input is untrusted. Every parse error is a FormatError whose message names the field at fault and
+quotes at most a short excerpt of the input (`excerpt`); every number is ASCII digits within the range its
+consumer accepts; every text is refused beyond the MAX_* bounds below before any work is done on it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -17,6 +21,33 @@ RACK_SIZE = 7
 DEFAULT_LAYOUT = "CrosswordGame"
 LAYOUTS = {"CrosswordGame": STANDARD15, "standard15": STANDARD15}
 DISTRIBUTIONS = {"english": LetterDistribution.english}
+VARIANTS = ("classic",)
+
+# ------------------------------------------------------------------ bounds on untrusted text and numbers
+
+# A move: a coordinate (3), a space and at most 21 squares, each played-through run in parentheses
+# (21 + 22), or 'exchange ' and 7 tiles; 64 leaves room for stray spaces.
+MAX_MOVE_CHARS = 64
+# A position: 15 rows of at most 15 labels (up to 4 characters with [XY] tiles), racks, scores, ops.
+MAX_CGP_CHARS = 4096
+# A tile string in a CGP op or a request (bagorder, tile order): 100 tiles, [XY] labels included.
+MAX_TILES_CHARS = 512
+# A GCG record (real ones, notes included, are under 20 kB), one of its lines, and its events. A finished
+# game has at most about 1,200 events: each of at most 100 plays can be followed by a challenge bonus and
+# at most 5 scoreless turns of a phony and its withdrawal, before the end-of-game events.
+MAX_GCG_CHARS = 1_000_000
+MAX_GCG_LINE_CHARS = 4096
+MAX_GCG_EVENTS = 2000
+# Names: lexicon, distribution, layout, variant, GCG nicknames.
+MAX_NAME_CHARS = 64
+# A player's score, an event's score and a cumulative total, in points. The engine keeps scores in C
+# ints and equities in int32 millipoints (score x 1000), so this is far inside both; real games stay
+# under a few thousand.
+MAX_SCORE = 99_999
+MAX_BINGO_BONUS = 1000            # the `bb` op (game sessions accept the same range)
+MAX_SCORELESS_TURNS = 100         # the `mcnz` op; the zeros field is 0..mcnz
+DEFAULT_BINGO_BONUS = 50
+DEFAULT_SCORELESS_TURNS = 6
 
 
 class FormatError(ValueError):
@@ -51,18 +82,139 @@ def excerpt(text: str, limit: int = 40) -> str:
     return f"'{body}'"
 
 
+def check_text(text: object, what: str, limit: int) -> str:
+    """`text` as a str of at most `limit` characters, or a FormatError naming `what`."""
+    if not isinstance(text, str):
+        raise FormatError(f"{what} must be text, not {type(text).__name__}")
+    if len(text) > limit:
+        raise FormatError(f"{what} {excerpt(text)} is too long: at most {limit} characters")
+    return text
+
+
+_INT = {
+    "none": re.compile(r"[0-9]+"),
+    "optional": re.compile(r"[+-]?[0-9]+"),
+    "minus": re.compile(r"-?[0-9]+"),
+    "required": re.compile(r"[+-][0-9]+"),
+}
+_INT_WORDS = {
+    "none": "a whole number (digits 0-9)",
+    "optional": "a whole number (digits 0-9, optional sign)",
+    "minus": "a whole number (digits 0-9, optional '-')",
+    "required": "a signed whole number (+ or -, then digits 0-9)",
+}
+
+
+def parse_int(text: str, what: str, lo: int, hi: int,
+              sign: Literal["none", "optional", "minus", "required"] = "none") -> int:
+    """An integer written in ASCII digits (str.isdigit and int() would take '²' or Arabic-Indic digits),
+    with a sign only where `sign` allows one, within lo..hi; else a FormatError naming `what`."""
+    if not isinstance(text, str) or _INT[sign].fullmatch(text) is None:
+        raise FormatError(f"{what} {excerpt(text)}: expected {_INT_WORDS[sign]}")
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > 12:
+        raise FormatError(f"{what} {excerpt(text)}: out of range ({lo} to {hi})")
+    value = int(text)
+    if not lo <= value <= hi:
+        raise FormatError(f"{what} {value}: out of range ({lo} to {hi})")
+    return value
+
+
 def get_distribution(name: str = "english") -> LetterDistribution:
-    factory = DISTRIBUTIONS.get(name.lower())
+    factory = DISTRIBUTIONS.get(name.lower()) if isinstance(name, str) else None
     if factory is None:
-        raise FormatError(f"unknown letter distribution {name!r} (known: {', '.join(sorted(DISTRIBUTIONS))})")
+        known = ", ".join(sorted(DISTRIBUTIONS))
+        raise FormatError(f"unknown letter distribution {excerpt(name)} (known: {known})")
     return factory()
 
 
 def new_board(layout: str = DEFAULT_LAYOUT) -> Board:
-    text = LAYOUTS.get(layout)
+    text = LAYOUTS.get(layout) if isinstance(layout, str) else None
     if text is None:
-        raise FormatError(f"unknown board layout {layout!r} (known: {', '.join(sorted(LAYOUTS))})")
+        raise FormatError(f"unknown board layout {excerpt(layout)} (known: {', '.join(sorted(LAYOUTS))})")
     return Board(text, layout)
+
+
+# ------------------------------------------------------------------ tiles
+
+
+def split_labels(text: str, what: str) -> list[str]:
+    """A tile string as labels: one character each, or `[XY]` for a multi-character tile (kept with its
+    brackets so that callers can tell '[.]' from '.')."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "[":
+            j = text.find("]", i + 1)
+            if j < 0:
+                raise FormatError(f"{what} {excerpt(text)}: unclosed '['")
+            inner = text[i + 1 : j]
+            if not inner or "[" in inner:
+                bad = excerpt(text[i : j + 1])
+                raise FormatError(f"{what} {excerpt(text)}: bad multi-character tile {bad}")
+            out.append(text[i : j + 1])
+            i = j + 1
+        else:
+            if ch == "]":
+                raise FormatError(f"{what} {excerpt(text)}: unbalanced ']'")
+            out.append(ch)
+            i += 1
+    return out
+
+
+def _lookup(ld: LetterDistribution, label: str) -> int | None:
+    """Machine letter of an exact (uppercase) label, or None."""
+    if label.startswith("[") and label.endswith("]") and len(label) > 2:
+        label = label[1:-1]
+    try:
+        return int(ld.letter_ml(label))
+    except ValueError:
+        return None
+
+
+def _ascii_upper(label: str) -> str:
+    """Uppercase for ASCII labels only: str.upper() maps 'ß' to 'SS' and the dotless 'ı' to 'I'."""
+    return label.upper() if label.isascii() else label
+
+
+def rack_tiles(ld: LetterDistribution, text: str, what: str, fold_case: bool = False) -> list[int]:
+    """Rack tiles ('?' for a blank, capitals for letters; with fold_case ASCII lowercase is read as
+    capitals) -> machine letters; a FormatError naming `what` and the tile otherwise."""
+    out = []
+    for lab in split_labels(text, what):
+        if fold_case:
+            lab = _ascii_upper(lab)
+        ml = _lookup(ld, lab)
+        if ml is None:
+            hint = " (racks are written in capitals, '?' for a blank)" if lab != _ascii_upper(lab) else ""
+            raise FormatError(f"{what} {excerpt(text)}: unknown rack tile {excerpt(lab)}{hint}")
+        out.append(ml)
+    return out
+
+
+def board_tile(ld: LetterDistribution, label: str, what: str) -> int:
+    """A board label: a capital is a tile, its lowercase a blank played as it (ml | 0x80)."""
+    ml = _lookup(ld, label)
+    if ml:
+        return ml
+    up = label.upper()
+    if ml is None and up != label and up.lower() == label:  # exact lowercase of a label ('ı' is not)
+        ml = _lookup(ld, up)
+        if ml:
+            return ml | 0x80
+    raise FormatError(f"{what}: unknown tile {excerpt(label)}")
+
+
+def count_excess(ld: LetterDistribution, counts: list[int], what: str) -> None:
+    """Refuse tile counts (distribution less the tiles in use) below zero, naming the letters."""
+    over = [i for i in range(ld.size) if counts[i] < 0]
+    if over:
+        detail = ", ".join(
+            f"{ld.label(i)} ({ld.count(i) - counts[i]} where the distribution has {ld.count(i)})"
+            for i in over
+        )
+        raise FormatError(f"{what} more tiles than the distribution holds: {detail}")
 
 
 # ------------------------------------------------------------------ coordinates
@@ -76,26 +228,28 @@ def format_coord(row: int, col: int, vertical: bool) -> str:
     return f"{col_letter(col)}{row + 1}" if vertical else f"{row + 1}{col_letter(col)}"
 
 
-_COORD_H = re.compile(r"^(\d+)([A-Za-z])$")
-_COORD_V = re.compile(r"^([A-Za-z])(\d+)$")
+_COORD_H = re.compile(r"([0-9]{1,2})([A-Za-z])")
+_COORD_V = re.compile(r"([A-Za-z])([0-9]{1,2})")
 
 
 def parse_coord(text: str, dim: int = 15) -> tuple[int, int, bool]:
     """'8G' -> (7, 6, False) horizontal; 'H8' -> (7, 7, True) vertical."""
-    m = _COORD_H.match(text)
+    m = _COORD_H.fullmatch(text) if isinstance(text, str) else None
     vertical = False
     if m:
         row_s, col_s = m.group(1), m.group(2)
     else:
-        m = _COORD_V.match(text)
+        m = _COORD_V.fullmatch(text) if isinstance(text, str) else None
         if not m:
-            raise FormatError(f"bad coordinate {text!r}: expected row-then-column (8G) or column-then-row (H8)")
+            raise FormatError(
+                f"bad coordinate {excerpt(text)}: expected row-then-column (8G) or column-then-row (H8)"
+            )
         col_s, row_s = m.group(1), m.group(2)
         vertical = True
     row = int(row_s) - 1
     col = ord(col_s.upper()) - ord("A")
     if not (0 <= row < dim and 0 <= col < dim):
-        raise FormatError(f"coordinate {text!r} is off the {dim}x{dim} board")
+        raise FormatError(f"coordinate {excerpt(text)} is off the {dim}x{dim} board")
     return row, col, vertical
 
 
@@ -140,62 +294,57 @@ def parse_move(text: str, board: Board, ld: LetterDistribution) -> Move:
     """Parse `8G QI`, `H8 QI`, `2L P.ND`, `2L P(O)ND`, `8D WAtER`, `exch ABC?`, `pass`.
 
     The placement is checked against the board: squares on the board, played-through letters equal
-    to the board's tiles, new tiles only on empty squares, and the word not running on into tiles."""
-    s = " ".join(text.strip().split())
+    to the board's tiles, new tiles only on empty squares, and the word not running on into tiles.
+    Moves longer than MAX_MOVE_CHARS are refused unread."""
+    text = check_text(text, "move", MAX_MOVE_CHARS)
+    s = " ".join(text.split())
     if not s:
         raise FormatError("empty move")
+    q = excerpt(text)
     low = s.lower()
     if low in ("pass", "(pass)", "-"):
         return Move("pass")
     parts = s.split(" ")
-    if parts[0].lower() in ("exch", "exchange") or (s.startswith("(exch ") and s.endswith(")")):
+    if parts[0].lower() in ("exch", "exchange") or (low.startswith("(exch ") and s.endswith(")")):
         if s.startswith("("):
             parts = s[1:-1].split(" ")
         if len(parts) != 2:
-            raise FormatError(f"bad exchange {text!r}: expected 'exch TILES'")
-        try:
-            exchanged = ld.parse_rack(parts[1].upper())
-        except ValueError as exc:
-            raise FormatError(f"bad exchange {text!r}: {exc}") from None
+            raise FormatError(f"bad exchange {q}: expected 'exch TILES'")
+        exchanged = rack_tiles(ld, parts[1], "bad exchange", fold_case=True)
         if not 1 <= len(exchanged) <= RACK_SIZE:
-            raise FormatError(f"bad exchange {text!r}: exchange 1 to {RACK_SIZE} tiles")
+            raise FormatError(f"bad exchange {q}: exchange 1 to {RACK_SIZE} tiles")
         return Move("exchange", tiles=tuple(sorted(exchanged)))
     if len(parts) != 2:
-        raise FormatError(f"bad move {text!r}: expected 'COORD WORD', 'exch TILES' or 'pass'")
+        raise FormatError(f"bad move {q}: expected 'COORD WORD', 'exch TILES' or 'pass'")
     dim = board.dim
     row, col, vertical = parse_coord(parts[0], dim)
     word = parts[1]
     # expand parentheses: P(O)ND -> letters marked as played-through
     labels: list[tuple[str, bool]] = []  # (label, through)
-    depth = 0
-    i = 0
-    while i < len(word):
-        ch = word[i]
-        if ch == "(":
-            if depth:
-                raise FormatError(f"bad move {text!r}: nested parentheses")
-            depth = 1
-        elif ch == ")":
-            if not depth:
-                raise FormatError(f"bad move {text!r}: unbalanced ')'")
-            depth = 0
-        elif ch == "[":
-            j = word.find("]", i)
-            if j < 0:
-                raise FormatError(f"bad move {text!r}: unclosed '['")
-            labels.append((word[i : j + 1], bool(depth)))
-            i = j
+    inside = False
+    opened_at = 0
+    for lab in split_labels(word, f"bad move {q}:"):
+        if lab == "(":
+            if inside:
+                raise FormatError(f"bad move {q}: nested parentheses")
+            inside = True
+            opened_at = len(labels)
+        elif lab == ")":
+            if not inside:
+                raise FormatError(f"bad move {q}: unbalanced ')'")
+            if opened_at == len(labels):
+                raise FormatError(f"bad move {q}: empty parentheses")
+            inside = False
         else:
-            labels.append((ch, bool(depth) or ch == "."))
-        i += 1
-    if depth:
-        raise FormatError(f"bad move {text!r}: unclosed '('")
+            labels.append((lab, inside or lab == "."))
+    if inside:
+        raise FormatError(f"bad move {q}: unclosed '('")
     if not labels:
-        raise FormatError(f"bad move {text!r}: no tiles")
+        raise FormatError(f"bad move {q}: no tiles")
     dr, dc = (1, 0) if vertical else (0, 1)
     end_r, end_c = row + dr * (len(labels) - 1), col + dc * (len(labels) - 1)
     if end_r >= dim or end_c >= dim:
-        raise FormatError(f"bad move {text!r}: the word runs off the board")
+        raise FormatError(f"bad move {q}: the word runs off the board")
     tiles: list[int] = []
     for k, (lab, through) in enumerate(labels):
         r, c = row + dr * k, col + dc * k
@@ -203,37 +352,32 @@ def parse_move(text: str, board: Board, ld: LetterDistribution) -> Move:
         sq = format_coord(r, c, False)
         if through:
             if on_board == 0:
-                raise FormatError(f"bad move {text!r}: square {sq} is empty but the move plays through it")
+                raise FormatError(f"bad move {q}: square {sq} is empty but the move plays through it")
             if lab != ".":
-                try:
-                    want = ld.parse_board_tile(lab.strip("[]") if len(lab) > 1 else lab)
-                except ValueError as exc:
-                    raise FormatError(f"bad move {text!r}: {exc}") from None
+                want = board_tile(ld, lab, f"bad move {q}")
                 if (want & 0x7F) != (on_board & 0x7F):
-                    raise FormatError(
-                        f"bad move {text!r}: square {sq} holds {ld.label(on_board)}, not {lab}"
-                    )
+                    raise FormatError(f"bad move {q}: square {sq} holds {ld.label(on_board)}, not {lab}")
             tiles.append(0)
         else:
-            try:
-                ml = ld.parse_board_tile(lab.strip("[]") if len(lab) > 1 else lab)
-            except ValueError as exc:
-                raise FormatError(f"bad move {text!r}: {exc}") from None
+            ml = board_tile(ld, lab, f"bad move {q}")
             if on_board != 0:
                 # a letter written over a board tile is read as played-through when it matches
                 if (on_board & 0x7F) != (ml & 0x7F):
-                    raise FormatError(f"bad move {text!r}: square {sq} is occupied by {ld.label(on_board)}")
+                    raise FormatError(f"bad move {q}: square {sq} is occupied by {ld.label(on_board)}")
                 tiles.append(0)
                 continue
             tiles.append(ml)
     if all(t == 0 for t in tiles):
-        raise FormatError(f"bad move {text!r}: it places no tiles")
+        raise FormatError(f"bad move {q}: it places no tiles")
+    if sum(1 for t in tiles if t) > RACK_SIZE:
+        placed = sum(1 for t in tiles if t)
+        raise FormatError(f"bad move {q}: it places {placed} tiles; a rack holds {RACK_SIZE}")
     before = (row - dr, col - dc)
     after = (end_r + dr, end_c + dc)
     for r, c in (before, after):
         if 0 <= r < dim and 0 <= c < dim and board.tile(r, c) != 0:
             raise FormatError(
-                f"bad move {text!r}: the word continues into the tile at {format_coord(r, c, False)}"
+                f"bad move {q}: the word continues into the tile at {format_coord(r, c, False)}"
             )
     return Move("place", row, col, vertical, tuple(tiles))
 
@@ -292,7 +436,18 @@ class Position:
     def bag_order(self) -> list[int] | None:
         if "bagorder" not in self.ops:
             return None
-        return self.ld.parse_rack(self.ops["bagorder"])
+        return rack_tiles(self.ld, check_text(self.ops["bagorder"], "CGP op bagorder", MAX_TILES_CHARS),
+                          "CGP op bagorder")
+
+    @property
+    def bingo_bonus(self) -> int:
+        """The `bb` op (default 50), checked."""
+        return op_int(self.ops, "bb")
+
+    @property
+    def max_scoreless_turns(self) -> int:
+        """The `mcnz` op (default 6), checked."""
+        return op_int(self.ops, "mcnz")
 
     def unseen_counts(self, for_player: int = 0) -> list[int]:
         """Tiles not on the board and not on `for_player`'s rack (bag + opponent rack)."""
@@ -331,20 +486,42 @@ class Position:
         )
 
 
-_ROW_TOKEN = re.compile(r"\d+|\[[^\]]*\]|.")
+# Integer ops: (lowest, highest, default)
+_OP_INTS = {
+    "bb": (0, MAX_BINGO_BONUS, DEFAULT_BINGO_BONUS),
+    "mcnz": (1, MAX_SCORELESS_TURNS, DEFAULT_SCORELESS_TURNS),
+}
+_OP_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.+-]{{0,{MAX_NAME_CHARS - 1}}}")
+
+
+def op_int(ops: dict[str, str], key: str) -> int:
+    """The integer op `key` (bb, mcnz) or its default, checked against its range."""
+    lo, hi, default = _OP_INTS[key]
+    if key not in ops:
+        return default
+    return parse_int(ops[key], f"CGP op {key}", lo, hi)
+
+
+_ROW_TOKEN = re.compile(r"[0-9]+|\[[^\[\]]*\]|.", re.DOTALL)
 
 
 def parse_cgp(text: str, check_counts: bool = True) -> Position:
-    """Parse a CGP line (reference §5) with validation; opcodes lex, ld, bdn, var, mcnz, bb, bagorder.
+    """Parse a CGP line (reference §5) with validation; opcodes lex, ld, bdn, var, mcnz, bb, bagorder are
+    checked, others kept as written.
 
     check_counts=False admits boards with more tiles of a kind than the distribution holds (test
     boards built to probe cross-sets); positions for play are always checked."""
-    if not isinstance(text, str) or not text.strip():
+    text = check_text(text, "CGP", MAX_CGP_CHARS)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
         raise FormatError("CGP is empty")
     fields = text.strip().split(None, 4)
     if len(fields) < 4:
         raise FormatError(
-            f"CGP has {len(fields)} fields; expected 'BOARD RACKS SCORES ZEROS [OPS]' (e.g. '15/.../15 AEINRST/ 0/0 0')"
+            f"CGP has {len(fields)} fields; expected 'BOARD RACKS SCORES ZEROS [OPS]'"
+            " (e.g. '15/.../15 AEINRST/ 0/0 0')"
         )
     board_s, racks_s, scores_s, zeros_s = fields[:4]
     ops = _parse_ops(fields[4] if len(fields) > 4 else "")
@@ -357,88 +534,92 @@ def parse_cgp(text: str, check_counts: bool = True) -> Position:
     for r, row in enumerate(rows):
         c = 0
         for tok in _ROW_TOKEN.findall(row):
-            if tok.isdigit():
-                n = int(tok)
-                if n == 0:
-                    raise FormatError(f"CGP board row {r + 1}: a run of 0 empty squares")
+            if tok[0] in "0123456789":
+                n = parse_int(tok, f"CGP board row {r + 1}: run of empty squares", 1, MAX_SCORE)
+                if c + n > dim:
+                    raise FormatError(f"CGP board row {r + 1} has {c + n} squares or more; expected {dim}")
                 c += n
                 continue
             if c >= dim:
                 raise FormatError(f"CGP board row {r + 1} is wider than {dim} squares")
-            label = tok[1:-1] if tok.startswith("[") else tok
-            try:
-                ml = ld.parse_board_tile(label)
-            except ValueError:
-                raise FormatError(f"CGP board row {r + 1}: unknown tile {tok!r}") from None
-            board.set_tile(r, c, ml)
+            board.set_tile(r, c, board_tile(ld, tok, f"CGP board row {r + 1}"))
             c += 1
         if c != dim:
             raise FormatError(f"CGP board row {r + 1} has {c} squares; expected {dim}")
     if racks_s.count("/") != 1:
-        raise FormatError(f"CGP racks {racks_s!r}: expected 'ONTURN/OTHER' with one '/'")
+        raise FormatError(f"CGP racks {excerpt(racks_s)}: expected 'ONTURN/OTHER' with one '/'")
     racks: list[list[int]] = []
     for i, part in enumerate(racks_s.split("/")):
-        try:
-            rack = ld.parse_rack(part)
-        except ValueError as exc:
-            raise FormatError(f"CGP rack {i + 1} {part!r}: {exc}") from None
+        rack = rack_tiles(ld, part, f"CGP rack {i + 1}")
         if len(rack) > RACK_SIZE:
-            raise FormatError(f"CGP rack {i + 1} {part!r} has {len(rack)} tiles; at most {RACK_SIZE}")
+            raise FormatError(f"CGP rack {i + 1} {excerpt(part)} has {len(rack)} tiles; at most {RACK_SIZE}")
         racks.append(rack)
     if scores_s.count("/") != 1:
-        raise FormatError(f"CGP scores {scores_s!r}: expected 'ONTURN/OTHER'")
-    try:
-        s1, s2 = (int(x) for x in scores_s.split("/"))
-    except ValueError:
-        raise FormatError(f"CGP scores {scores_s!r}: not integers") from None
-    try:
-        zeros = int(zeros_s)
-    except ValueError:
-        raise FormatError(f"CGP consecutive zero turns {zeros_s!r}: not an integer") from None
+        raise FormatError(f"CGP scores {excerpt(scores_s)}: expected 'ONTURN/OTHER'")
+    s1, s2 = (
+        parse_int(x, f"CGP scores {excerpt(scores_s)}: the {('first', 'second')[i]} score",
+                  -MAX_SCORE, MAX_SCORE, "minus")
+        for i, x in enumerate(scores_s.split("/"))
+    )
+    mcnz = op_int(ops, "mcnz")
+    zeros = parse_int(zeros_s, "CGP consecutive zero turns", -MAX_SCORE, MAX_SCORE, "minus")
     if zeros < 0:
         raise FormatError(f"CGP consecutive zero turns {zeros}: must not be negative")
-    for key in ("mcnz", "bb"):
-        if key in ops:
-            try:
-                v = int(ops[key])
-            except ValueError:
-                raise FormatError(f"CGP opcode {key} {ops[key]!r}: not an integer") from None
-            if v < 0 or (key == "mcnz" and v == 0):
-                raise FormatError(f"CGP opcode {key} {v}: out of range")
+    if zeros > mcnz:
+        raise FormatError(
+            f"CGP consecutive zero turns {zeros}: more than the limit of {mcnz} that ends the game (op mcnz)"
+        )
     pos = Position(board=board, racks=(racks[0], racks[1]), scores=(s1, s2), zeros=zeros, ops=ops, ld=ld)
     counts = pos.bag_counts()
-    over = [ld.label(i) for i in range(ld.size) if counts[i] < 0]
-    if over and check_counts:
-        detail = ", ".join(f"{lab} ({ld.count(ld.letter_ml(lab) if lab != '?' else 0)} in the bag)" for lab in over)
-        raise FormatError(f"CGP has more tiles than the distribution holds: {detail}")
-    if "bagorder" in ops and check_counts:
-        try:
-            order = ld.parse_rack(ops["bagorder"])
-        except ValueError as exc:
-            raise FormatError(f"CGP opcode bagorder: {exc}") from None
+    if check_counts:
+        count_excess(ld, counts, "CGP has")
+    order = rack_tiles(ld, ops["bagorder"], "CGP op bagorder") if "bagorder" in ops else None
+    if order is not None and check_counts:
         need = [0] * ld.size
         for t in order:
             need[t] += 1
         unseen = pos.unseen_counts(0) if not racks[1] else counts
-        if any(need[i] > unseen[i] for i in range(ld.size)):
-            raise FormatError(f"CGP opcode bagorder {ops['bagorder']!r}: tiles that are not unseen")
+        short = [ld.label(i) for i in range(ld.size) if need[i] > unseen[i]]
+        if short:
+            raise FormatError(
+                f"CGP op bagorder {excerpt(ops['bagorder'])}: more {', '.join(short)} than are unseen"
+            )
     return pos
 
 
 def _parse_ops(text: str) -> dict[str, str]:
+    """`name value; name; ...`: names are lowercased (a MAGPIE-style leading '-' is dropped), each given
+    once; values are printable; the ops this engine reads are checked, others kept as written."""
     ops: dict[str, str] = {}
     text = text.strip()
     if not text:
         return ops
     if not text.endswith(";"):
-        raise FormatError(f"CGP operations {text!r}: each must end with ';'")
+        raise FormatError(f"CGP operations {excerpt(text)}: each must end with ';'")
     for raw in text[:-1].split(";"):
         raw = raw.strip()
         if not raw:
             raise FormatError("CGP operations: empty operation")
         parts = raw.split(None, 1)
-        name = parts[0].lstrip("-")
-        ops[name] = parts[1].strip() if len(parts) > 1 else ""
+        name = parts[0].lstrip("-").lower()
+        if not _OP_NAME.fullmatch(name):
+            raise FormatError(f"CGP operation {excerpt(parts[0])}: not an operation name")
+        if name in ops:
+            raise FormatError(f"CGP operation {name} is given twice")
+        value = parts[1].strip() if len(parts) > 1 else ""
+        if not value.isprintable():
+            raise FormatError(f"CGP operation {name} {excerpt(value)}: control or unprintable characters")
+        if name in ("lex", "ld", "bdn", "var") and not _NAME.fullmatch(value):
+            raise FormatError(f"CGP operation {name} {excerpt(value)}: not a name")
+        if name == "var" and value.lower() not in VARIANTS:
+            known = ", ".join(VARIANTS)
+            raise FormatError(f"CGP operation var {excerpt(value)}: unsupported variant (known: {known})")
+        if name in _OP_INTS:
+            lo, hi, _ = _OP_INTS[name]
+            value = str(parse_int(value, f"CGP op {name}", lo, hi))
+        if name == "bagorder" and len(value) > MAX_TILES_CHARS:
+            raise FormatError(f"CGP op bagorder {excerpt(value)}: at most {MAX_TILES_CHARS} characters")
+        ops[name] = value
     return ops
 
 
@@ -487,6 +668,7 @@ class GcgEvent:
     score: int = 0              # signed change of the mover's score in this event
     cumulative: int = 0
     note: str = ""
+    line: int = field(default=0, compare=False)  # line in the file it was read from (0: not read from a file)
 
 
 @dataclass
@@ -502,117 +684,204 @@ class GcgGame:
         return None
 
 
-_EVENT = re.compile(r"^>([^:]+):(.*)$")
-_SCORE = re.compile(r"^[+-]\d+$")
+_EVENT = re.compile(r">([^:]+):(.*)", re.DOTALL)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _KNOWN_PRAGMAS = {
     "player1", "player2", "title", "description", "id", "lexicon", "game-type", "board-layout",
     "tile-distribution", "tile-set", "tile", "rack1", "rack2", "incomplete", "character-encoding",
 }
+_SINGLE_PRAGMAS = _KNOWN_PRAGMAS - {"tile", "player1", "player2", "character-encoding"}
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def decode_gcg(data: bytes) -> str:
-    """UTF-8 when the first line declares it, ISO-8859-1 otherwise; any other declared encoding is rejected."""
+    """UTF-8 when the file starts with a UTF-8 byte-order mark or its first line declares UTF-8, ISO-8859-1
+    otherwise; any other declared encoding, and UTF-16/32 files, are rejected."""
+    if not isinstance(data, (bytes, bytearray)):
+        raise FormatError(f"GCG data must be bytes, not {type(data).__name__}")
+    if len(data) > MAX_GCG_CHARS:
+        raise FormatError(f"GCG is {len(data)} bytes long; at most {MAX_GCG_CHARS}")
+    data = bytes(data)
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[:4] in (b"\x00\x00\xfe\xff",):
+        raise FormatError("GCG is UTF-16 or UTF-32 encoded; only UTF-8 and ISO-8859-1 are supported")
+    bom = data.startswith(_UTF8_BOM)
+    if bom:
+        data = data[len(_UTF8_BOM):]
     first = data.split(b"\n", 1)[0].strip()
     if first.lower().startswith(b"#character-encoding"):
-        enc = first.split(None, 1)[1].decode("ascii", "replace").strip() if len(first.split()) > 1 else ""
+        words = first.split(None, 1)
+        enc = words[1].decode("ascii", "replace").strip() if len(words) > 1 else ""
         if enc.upper().replace("_", "-") not in ("UTF-8", "UTF8"):
-            raise FormatError(f"GCG line 1: unsupported character encoding {enc!r} (only UTF-8)")
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"GCG: invalid UTF-8 at byte {exc.start}") from None
-    return data.decode("iso-8859-1")
+            raise FormatError(f"GCG line 1: unsupported character encoding {excerpt(enc)} (only UTF-8)")
+    elif not bom:
+        return data.decode("iso-8859-1")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"GCG: invalid UTF-8 at byte {exc.start}") from None
+
+
+class _Note:
+    """A note under construction: pieces joined once at the end (appending to a growing string is
+    quadratic in a file of many short continuation lines)."""
+
+    def __init__(self, event: GcgEvent) -> None:
+        self.event = event
+        self.parts: list[str] = [event.note] if event.note else []
+        self.size = len(event.note)
+
+    def add(self, piece: str) -> None:
+        self.parts.append(piece)
+        self.size += len(piece)
+
+    def close(self) -> None:
+        self.event.note = "".join(self.parts)
 
 
 def parse_gcg(text: str) -> GcgGame:
+    """Parse a GCG record (reference §6). Lines may end in LF, CRLF or CR; a leading byte-order mark is
+    ignored. Records beyond MAX_GCG_CHARS, lines beyond MAX_GCG_LINE_CHARS and more than MAX_GCG_EVENTS
+    events are refused, as are control characters other than tab."""
+    text = check_text(text, "GCG", MAX_GCG_CHARS)
+    if text.startswith("\ufeff"):
+        text = text[1:]
     game = GcgGame()
-    last_note_target: GcgEvent | None = None
+    note: _Note | None = None
     in_note = False
     seen_event = False
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        if line.startswith("#"):
+    seen_pragmas: set[str] = set()
+    try:
+        for lineno, raw in enumerate(_LINE_BREAK.split(text), 1):
+            if len(raw) > MAX_GCG_LINE_CHARS:
+                raise FormatError(
+                    f"GCG line {lineno} has {len(raw)} characters; at most {MAX_GCG_LINE_CHARS}"
+                )
+            bad = _CONTROL.search(raw)
+            if bad:
+                raise FormatError(f"GCG line {lineno}: control character U+{ord(bad.group()):04X}")
+            line = raw.strip()
+            if not line:
+                continue
+            if line.startswith("#"):
+                in_note = False
+                body = line[1:]
+                if body.startswith("- ") or body == "-":
+                    if note is None:
+                        raise FormatError(f"GCG line {lineno}: continuation line with nothing to continue")
+                    note.add("\n" + body[2:])
+                    in_note = True
+                    continue
+                if not body or body[0].isspace():
+                    name, value = "", body.strip()
+                else:
+                    words = body.split(None, 1)
+                    name, value = words[0], (words[1].strip() if len(words) > 1 else "")
+                if name == "note":
+                    if note is None:
+                        raise FormatError(f"GCG line {lineno}: #note before any event")
+                    if note.size:
+                        note.add("\n" + value)
+                    else:
+                        note.parts, note.size = [value], len(value)
+                    in_note = True
+                    continue
+                if name == "character-encoding":
+                    if lineno != 1:
+                        raise FormatError(f"GCG line {lineno}: #character-encoding must be the first line")
+                    continue
+                if seen_event:
+                    raise FormatError(
+                        f"GCG line {lineno}: pragma #{excerpt(name)[1:-1]} after the first event"
+                    )
+                if name in _SINGLE_PRAGMAS:
+                    if name in seen_pragmas:
+                        raise FormatError(f"GCG line {lineno}: #{name} is given twice")
+                    seen_pragmas.add(name)
+                if name in ("player1", "player2"):
+                    _parse_player(game, name, value, lineno)
+                    continue
+                game.pragmas.append((name, value))
+                continue
+            if not line.startswith(">"):
+                if in_note and note is not None:
+                    note.add("\n" + line)
+                    continue
+                raise FormatError(
+                    f"GCG line {lineno}: expected an event ('>NICK: ...') or a pragma ('#...'):"
+                    f" {excerpt(line)}"
+                )
             in_note = False
-            body = line[1:]
-            if body.startswith("- ") or body == "-":
-                if last_note_target is None:
-                    raise FormatError(f"GCG line {lineno}: continuation line with nothing to continue")
-                last_note_target.note += "\n" + body[2:]
-                in_note = True
-                continue
-            name, _, value = body.partition(" ")
-            value = value.strip()
-            if name == "note":
-                if last_note_target is None:
-                    raise FormatError(f"GCG line {lineno}: #note before any event")
-                last_note_target.note = (last_note_target.note + "\n" + value) if last_note_target.note else value
-                in_note = True
-                continue
-            if name == "character-encoding":
-                if lineno != 1:
-                    raise FormatError(f"GCG line {lineno}: #character-encoding must be the first line")
-                continue
-            if seen_event:
-                raise FormatError(f"GCG line {lineno}: pragma #{name} after the first event")
-            if name in ("player1", "player2"):
-                parts = value.split(None, 1)
-                if not parts:
-                    raise FormatError(f"GCG line {lineno}: #{name} needs a nickname")
-                idx = int(name[-1]) - 1
-                if len(game.players) != idx:
-                    raise FormatError(f"GCG line {lineno}: #{name} out of order")
-                nick = parts[0]
-                if idx == 1 and nick == game.players[0][0]:
-                    raise FormatError(f"GCG line {lineno}: both players are named {nick!r}")
-                game.players.append((nick, parts[1] if len(parts) > 1 else nick))
-                continue
-            game.pragmas.append((name, value))
-            continue
-        if not line.startswith(">"):
-            if in_note and last_note_target is not None:
-                last_note_target.note += "\n" + line
-                continue
-            raise FormatError(f"GCG line {lineno}: expected an event ('>NICK: ...') or a pragma ('#...'): {line!r}")
-        in_note = False
-        seen_event = True
-        ev = _parse_event(line, lineno, game)
-        game.events.append(ev)
-        last_note_target = ev
+            seen_event = True
+            if len(game.events) >= MAX_GCG_EVENTS:
+                raise FormatError(f"GCG line {lineno}: more than {MAX_GCG_EVENTS} events")
+            ev = _parse_event(line, lineno, game)
+            game.events.append(ev)
+            if note is not None:
+                note.close()
+            note = _Note(ev)
+    finally:
+        if note is not None:
+            note.close()
     if len(game.players) != 2:
         raise FormatError(f"GCG has {len(game.players)} #player lines; expected 2")
     return game
 
 
+def _parse_player(game: GcgGame, name: str, value: str, lineno: int) -> None:
+    parts = value.split(None, 1)
+    if not parts:
+        raise FormatError(f"GCG line {lineno}: #{name} needs a nickname")
+    idx = int(name[-1]) - 1
+    if len(game.players) > idx:
+        raise FormatError(f"GCG line {lineno}: #{name} is given twice")
+    if len(game.players) != idx:
+        raise FormatError(f"GCG line {lineno}: #{name} before #player1")
+    nick = parts[0]
+    if len(nick) > MAX_NAME_CHARS or ":" in nick or not nick.isprintable():
+        raise FormatError(
+            f"GCG line {lineno}: nickname {excerpt(nick)} must be at most {MAX_NAME_CHARS} printable"
+            " characters without ':'"
+        )
+    if idx == 1 and nick == game.players[0][0]:
+        raise FormatError(f"GCG line {lineno}: both players are named {excerpt(nick)}")
+    game.players.append((nick, parts[1] if len(parts) > 1 else nick))
+
+
 def _parse_event(line: str, lineno: int, game: GcgGame) -> GcgEvent:
-    m = _EVENT.match(line)
+    m = _EVENT.fullmatch(line)
+    where = f"GCG line {lineno}"
     if not m:
-        raise FormatError(f"GCG line {lineno}: malformed event {line!r}")
+        raise FormatError(f"{where}: malformed event {excerpt(line)}")
     nick = m.group(1).strip()
     nicks = [p[0] for p in game.players]
     if nick not in nicks:
-        raise FormatError(f"GCG line {lineno}: unknown player {nick!r} (players: {', '.join(nicks) or 'none'})")
+        known = ", ".join(excerpt(n) for n in nicks) or "none"
+        raise FormatError(f"{where}: unknown player {excerpt(nick)} (players: {known})")
     toks = m.group(2).split()
-    if len(toks) < 2 or not _SCORE.match(toks[-2]) or not toks[-1].lstrip("-").isdigit():
-        raise FormatError(f"GCG line {lineno}: event must end with a signed score and a cumulative score")
-    score, cum = int(toks[-2]), int(toks[-1])
+    if len(toks) < 2:
+        raise FormatError(f"{where}: event must end with a signed score and a cumulative score")
+    score = parse_int(toks[-2], f"{where}: the event's signed score", -MAX_SCORE, MAX_SCORE, "required")
+    cum = parse_int(toks[-1], f"{where}: the cumulative score", -MAX_SCORE, MAX_SCORE, "minus")
     mid = toks[:-2]
-    ev = GcgEvent(type="pass", nick=nick, score=score, cumulative=cum)
-    if len(mid) == 1:
-        tok = mid[0]
-        if tok == "(challenge)":
-            ev.type = "challenge_bonus"
-        elif tok == "(time)":
-            ev.type = "time_penalty"
-        elif tok.startswith("(") and tok.endswith(")"):
+    ev = GcgEvent(type="pass", nick=nick, score=score, cumulative=cum, line=lineno)
+    tok = mid[-1] if mid else ""
+    if len(mid) in (1, 2) and tok in ("(challenge)", "(time)"):
+        ev.type = "challenge_bonus" if tok == "(challenge)" else "time_penalty"
+        ev.rack = mid[0] if len(mid) == 2 else ""
+        return ev
+    if len(mid) in (1, 2) and tok.startswith("(") and tok.endswith(")"):
+        ev.exchanged = tok[1:-1]
+        if not ev.exchanged or "(" in ev.exchanged or ")" in ev.exchanged:
+            raise FormatError(f"{where}: bad end-of-game rack {excerpt(tok)}")
+        if len(mid) == 1:
             ev.type = "end_rack_points"
-            ev.exchanged = tok[1:-1]
         else:
-            raise FormatError(f"GCG line {lineno}: cannot read event {line!r}")
+            ev.type = "end_rack_penalty"
+            ev.rack = mid[0]
         return ev
     if len(mid) == 2:
-        ev.rack, tok = mid
+        ev.rack = mid[0]
         if tok == "-":
             ev.type = "pass"
         elif tok == "--":
@@ -620,15 +889,10 @@ def _parse_event(line: str, lineno: int, game: GcgGame) -> GcgEvent:
         elif tok.startswith("-"):
             ev.type = "exchange"
             ev.exchanged = tok[1:]
-        elif tok == "(challenge)":
-            ev.type = "challenge_bonus"
-        elif tok == "(time)":
-            ev.type = "time_penalty"
-        elif tok.startswith("(") and tok.endswith(")"):
-            ev.type = "end_rack_penalty"
-            ev.exchanged = tok[1:-1]
+            if ev.exchanged[0] in "0123456789":
+                parse_int(ev.exchanged, f"{where}: the number of exchanged tiles", 1, RACK_SIZE)
         else:
-            raise FormatError(f"GCG line {lineno}: cannot read event {line!r}")
+            raise FormatError(f"{where}: cannot read event {excerpt(line)}")
         return ev
     if len(mid) == 3:
         ev.type = "play"
@@ -636,11 +900,11 @@ def _parse_event(line: str, lineno: int, game: GcgGame) -> GcgEvent:
         try:
             parse_coord(ev.position, 21)
         except FormatError as exc:
-            raise FormatError(f"GCG line {lineno}: {exc}") from None
+            raise FormatError(f"{where}: {exc}") from None
         if "(" in ev.word or ")" in ev.word:
-            raise FormatError(f"GCG line {lineno}: played-through tiles are written '.', not in parentheses")
+            raise FormatError(f"{where}: played-through tiles are written '.', not in parentheses")
         return ev
-    raise FormatError(f"GCG line {lineno}: cannot read event {line!r}")
+    raise FormatError(f"{where}: cannot read event {excerpt(line)}")
 
 
 def write_gcg(game: GcgGame) -> str:
@@ -677,5 +941,10 @@ def write_gcg(game: GcgGame) -> str:
 
 
 def read_gcg_file(path: str) -> GcgGame:
+    """Read a GCG file (at most MAX_GCG_CHARS bytes; larger files are refused unread)."""
     with open(path, "rb") as fh:
-        return parse_gcg(decode_gcg(fh.read()))
+        size = os.fstat(fh.fileno()).st_size
+        if size > MAX_GCG_CHARS:
+            raise FormatError(f"GCG file is {size} bytes long; at most {MAX_GCG_CHARS}")
+        data = fh.read(MAX_GCG_CHARS + 1)
+    return parse_gcg(decode_gcg(data))

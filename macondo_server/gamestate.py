@@ -1,69 +1,122 @@
 """Positions <-> game states, committing moves with a draw order, and GCG replay.
 
-The rules live in engine_cy.game; this module only translates text formats into engine calls.
+The rules live in engine_cy.game; this module only translates text formats into engine calls. Every
+input is untrusted: whatever goes wrong on the way into the engine comes out as a FormatError naming the
+field (and, for GCG records, the line) at fault.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine_cy.game import Game, GameError
 from engine_cy.movegen import play_error
 
 from .formats import (
+    MAX_GCG_EVENTS,
+    MAX_SCORE,
+    MAX_TILES_CHARS,
     RACK_SIZE,
     FormatError,
+    GcgEvent,
     GcgGame,
     Move,
     Position,
+    check_text,
+    count_excess,
+    excerpt,
     format_move,
     new_board,
+    parse_int,
     parse_move,
+    rack_tiles,
 )
 from .lexicon import Lexicon
+
+# messages of foreign exceptions (engine errors) are cut to this length when wrapped in a FormatError
+_MAX_WRAPPED_MESSAGE = 200
+
+
+def _short(exc: BaseException) -> str:
+    msg = str(exc)
+    return msg if len(msg) <= _MAX_WRAPPED_MESSAGE else msg[: _MAX_WRAPPED_MESSAGE - 1] + "…"
 
 
 def _counts_to_list(counts: list[int]) -> list[int]:
     return [ml for ml, n in enumerate(counts) for _ in range(n)]
 
 
+def check_position(pos: Position) -> tuple[int, int]:
+    """Refuse a position the engine cannot take (whatever built it): scores, scoreless turns, ops, rack
+    sizes and tile counts. Returns (bingo bonus, scoreless-turn limit)."""
+    bb = pos.bingo_bonus
+    mcnz = pos.max_scoreless_turns
+    for i, s in enumerate(pos.scores):
+        if type(s) is not int or not -MAX_SCORE <= s <= MAX_SCORE:
+            raise FormatError(
+                f"position score {i + 1} {excerpt(str(s))}: out of range ({-MAX_SCORE} to {MAX_SCORE})"
+            )
+    if type(pos.zeros) is not int or not 0 <= pos.zeros <= mcnz:
+        raise FormatError(
+            f"position consecutive zero turns {excerpt(str(pos.zeros))}: out of range (0 to {mcnz})"
+        )
+    if len(pos.racks) != 2:
+        raise FormatError(f"position has {len(pos.racks)} racks; expected 2")
+    for i, rack in enumerate(pos.racks):
+        if len(rack) > RACK_SIZE:
+            raise FormatError(f"position rack {i + 1} has {len(rack)} tiles; at most {RACK_SIZE}")
+        if any(type(t) is not int or not 0 <= t < pos.ld.size for t in rack):
+            raise FormatError(f"position rack {i + 1} holds a tile outside the alphabet")
+    count_excess(pos.ld, pos.bag_counts(), "the position has")
+    return bb, mcnz
+
+
 def game_from_position(pos: Position, lex: Lexicon, seed: int = 0) -> Game:
     """Player 0 is the player on turn. An unknown (or partial) opponent rack is completed from the unseen
     tiles: by the `bagorder` opcode when given (the opponent holds the unseen tiles not in the order), else
-    at random with the seed."""
-    board = pos.board.copy()
-    mcnz = int(pos.ops.get("mcnz", "6"))
-    game = Game(lex.kwg, lex.ld, board, seed, int(pos.ops.get("bb", "50")), mcnz)
-    game.set_rack(0, pos.racks[0])
-    order = pos.bag_order
-    known_opp = list(pos.racks[1])
-    if order is not None:
-        unseen = _counts_to_list(pos.unseen_counts(0))
-        rest = list(unseen)
-        for t in order:
-            if t not in rest:
-                raise FormatError("CGP opcode bagorder names tiles that are not unseen")
-            rest.remove(t)
-        for t in known_opp:
-            if t not in rest:
-                raise FormatError("CGP opcode bagorder uses tiles of the opponent's rack")
-        if len(rest) <= RACK_SIZE:
-            game.set_rack(1, rest)
+    at random with the seed. A position whose scoreless turns reached the limit is a finished game."""
+    bb, mcnz = check_position(pos)
+    try:
+        board = pos.board.copy()
+        game = Game(lex.kwg, lex.ld, board, seed, bb, mcnz)
+        game.set_rack(0, pos.racks[0])
+        order = pos.bag_order
+        known_opp = list(pos.racks[1])
+        if order is not None:
+            unseen = _counts_to_list(pos.unseen_counts(0))
+            rest = list(unseen)
+            for t in order:
+                if t not in rest:
+                    raise FormatError(f"CGP op bagorder: {lex.ld.label(t)} is not among the unseen tiles")
+                rest.remove(t)
+            for t in known_opp:
+                if t not in rest:
+                    raise FormatError("CGP op bagorder uses tiles of the opponent's rack")
+                rest.remove(t)
+            if len(known_opp) + len(rest) <= RACK_SIZE:
+                game.set_rack(1, known_opp + rest)
+            else:
+                game.set_rack(1, known_opp)
+                game.fill_rack(1)
+            game.set_bag_order(order)
         else:
             game.set_rack(1, known_opp)
             game.fill_rack(1)
-        game.set_bag_order(order)
-    else:
-        game.set_rack(1, known_opp)
-        game.fill_rack(1)
-    game.set_scores(pos.scores[0], pos.scores[1])
-    game.set_zeros_count(pos.zeros)
-    if game.bag_size == 0 and (not game.rack(0) or not game.rack(1)):
-        game.set_over(True, "standard")
+        game.set_scores(pos.scores[0], pos.scores[1])
+        game.set_zeros_count(pos.zeros)
+        if game.bag_size == 0 and (not game.rack(0) or not game.rack(1)):
+            game.set_over(True, "standard")
+        elif pos.zeros >= mcnz:
+            game.set_over(True, "consecutive_zeros")
+    except (GameError, OverflowError) as exc:
+        raise FormatError(f"position: {_short(exc)}") from None
     return game
 
 
-def position_from_game(game: Game, pos_ops: dict[str, str] | None = None, show_opponent: bool = True) -> Position:
+def position_from_game(
+    game: Game, pos_ops: dict[str, str] | None = None, show_opponent: bool = True
+) -> Position:
     """The game as a CGP position seen by the player on turn (racks and scores on-turn first)."""
     p = game.on_turn
     scores = game.scores
@@ -88,11 +141,15 @@ class CommitResult:
     bag: list[int]
 
 
-def commit(pos: Position, lex: Lexicon, move_text: str, tileorder: str | None = None, seed: int = 0) -> CommitResult:
+def commit(
+    pos: Position, lex: Lexicon, move_text: str, tileorder: str | None = None, seed: int = 0
+) -> CommitResult:
     """Play a move on a position. With a tile order (first drawn first; its length must be unseen - 7) the
     mover draws the first tiles of it and the opponent's rack becomes the unseen tiles not in it."""
     move = parse_move(move_text, pos.board, pos.ld)
     game = game_from_position(pos, lex, seed)
+    if game.game_over:
+        raise FormatError("the game is over")
     if tileorder is not None:
         set_tile_order(game, pos, tileorder)
     check_legal(game, lex, move, move_text)
@@ -110,23 +167,25 @@ def set_tile_order(game: Game, pos: Position, tileorder: str) -> None:
     """Fix the coming draws: the player on turn (who sees `pos`) draws `tileorder` first-drawn first, and
     the opponent holds the unseen tiles not in it. Its length must be the unseen count less a full rack."""
     ld = pos.ld
-    try:
-        order = ld.parse_rack(tileorder.upper())
-    except ValueError as exc:
-        raise FormatError(f"tile order {tileorder!r}: {exc}") from None
+    check_text(tileorder, "tile order", MAX_TILES_CHARS)
+    order = rack_tiles(ld, tileorder, "tile order", fold_case=True)
+    q = excerpt(tileorder)
     unseen = _counts_to_list(pos.unseen_counts(0))
     if len(order) != max(0, len(unseen) - RACK_SIZE):
         raise FormatError(
-            f"tile order {tileorder!r} has {len(order)} tiles; it must have {max(0, len(unseen) - RACK_SIZE)}"
+            f"tile order {q} has {len(order)} tiles; it must have {max(0, len(unseen) - RACK_SIZE)}"
             " (unseen tiles less a full opponent rack)"
         )
     rest = list(unseen)
     for t in order:
         if t not in rest:
-            raise FormatError(f"tile order {tileorder!r}: {ld.label(t)} is not among the unseen tiles")
+            raise FormatError(f"tile order {q}: {ld.label(t)} is not among the unseen tiles")
         rest.remove(t)
-    game.set_rack(1 - game.on_turn, rest)
-    game.set_bag_order(order)
+    try:
+        game.set_rack(1 - game.on_turn, rest)
+        game.set_bag_order(order)
+    except GameError as exc:
+        raise FormatError(f"tile order {q}: {_short(exc)}") from None
 
 
 def check_legal(game: Game, lex: Lexicon, move: Move, text: str) -> None:
@@ -136,12 +195,13 @@ def check_legal(game: Game, lex: Lexicon, move: Move, text: str) -> None:
     rack = game.rack(game.on_turn)
     for t in move.rack_tiles():
         if t not in rack:
-            raise FormatError(f"illegal move {text!r}: the rack {ld.rack_str(game.rack(game.on_turn))} does not hold it")
+            held = ld.rack_str(game.rack(game.on_turn))
+            raise FormatError(f"illegal move {excerpt(text)}: the rack {held} does not hold it")
         rack.remove(t)
     if move.kind == "place":
         why = play_error(game.board, lex.kwg, ld, move.row, move.col, move.vertical, list(move.tiles))
         if why:
-            raise FormatError(f"illegal move {text!r}: {why}")
+            raise FormatError(f"illegal move {excerpt(text)}: {why}")
 
 
 def play_move(game: Game, move: Move) -> int:
@@ -151,8 +211,8 @@ def play_move(game: Game, move: Move) -> int:
         if move.kind == "exchange":
             return int(game.play("exchange", tiles=list(move.tiles)))
         return int(game.play("pass"))
-    except GameError as exc:
-        raise FormatError(f"illegal move: {exc}") from None
+    except (GameError, OverflowError) as exc:
+        raise FormatError(f"illegal move: {_short(exc)}") from None
 
 
 # ------------------------------------------------------------------ GCG replay
@@ -166,88 +226,183 @@ class ReplayResult:
     lexicon: str
 
 
+_MOVES = ("play", "pass", "exchange", "phony_returned")
+
+
+def _where(ev: GcgEvent, n: int) -> str:
+    who = excerpt(ev.nick, 20)
+    return f"GCG line {ev.line} (event {n}, {who})" if ev.line else f"GCG event {n} ({who})"
+
+
+def _next_reveals(events: Sequence[GcgEvent], players: list[int]) -> list[tuple[str | None, str | None]]:
+    """For each event index i, the rack each player holds from event i on, as the file next shows it
+    (None where it never does). One backward pass: looking ahead from every event is quadratic."""
+    cur: list[str | None] = [None, None]
+    out: list[tuple[str | None, str | None]] = [(None, None)] * (len(events) + 1)
+    for i in range(len(events) - 1, -1, -1):
+        ev, who = events[i], players[i]
+        if ev.type in _MOVES:
+            if ev.rack:
+                cur[who] = ev.rack
+        elif ev.type == "end_rack_penalty":
+            cur[who] = ev.exchanged
+        elif ev.type == "end_rack_points":
+            cur[1 - who] = ev.exchanged
+        out[i] = (cur[0], cur[1])
+    return out
+
+
 def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int = 0) -> ReplayResult:
-    """Replay a GCG record event by event (racks as the file states them), up to `turn` events."""
+    """Replay a GCG record event by event (racks as the file states them), up to `turn` events.
+
+    Each event's scores must add up (previous total + score = cumulative) and agree with the engine's."""
     ld = lex.ld
-    game = Game(lex.kwg, ld, new_board(), seed)
+    if len(record.players) != 2:
+        raise FormatError(f"GCG has {len(record.players)} players; expected 2")
+    if len(record.events) > MAX_GCG_EVENTS:
+        raise FormatError(f"GCG has {len(record.events)} events; at most {MAX_GCG_EVENTS}")
     nicks = [p[0] for p in record.players]
+    players: list[int] = []
+    for n, ev in enumerate(record.events, 1):
+        if ev.nick not in nicks:
+            raise FormatError(f"{_where(ev, n)}: unknown player")
+        players.append(nicks.index(ev.nick))
+    reveals = _next_reveals(record.events, players)
+    parsed: dict[str, list[int] | None] = {}
+
+    def known_rack(text: str | None) -> list[int] | None:
+        """A rack the file shows later, or None when it shows none or one that does not read (that event
+        reports it when it is replayed)."""
+        if text is None:
+            return None
+        if text not in parsed:
+            try:
+                tiles = rack_tiles(ld, text, "rack", fold_case=True)
+                parsed[text] = tiles if len(tiles) <= RACK_SIZE else None
+            except FormatError:
+                parsed[text] = None
+        got = parsed[text]
+        return None if got is None else list(got)
+
+    game = Game(lex.kwg, ld, new_board(), seed)
     events = record.events if turn is None else record.events[: max(0, turn)]
     positions: list[Position] = []
     ops = {"lex": lex.name}
+    file_total = [0, 0]
     for n, ev in enumerate(events, 1):
-        player = nicks.index(ev.nick)
-        where = f"GCG event {n} ({ev.nick})"
+        player = players[n - 1]
+        where = _where(ev, n)
+        if type(ev.score) is not int or type(ev.cumulative) is not int or max(
+            abs(ev.score), abs(ev.cumulative)
+        ) > MAX_SCORE:
+            raise FormatError(f"{where}: scores out of range ({-MAX_SCORE} to {MAX_SCORE})")
+        if file_total[player] + ev.score != ev.cumulative:
+            raise FormatError(
+                f"{where}: the scores do not add up: {file_total[player]} {ev.score:+d}"
+                f" is not {ev.cumulative}"
+            )
+        file_total[player] = ev.cumulative
         was_over = game.game_over
         try:
-            if ev.type in ("play", "pass", "exchange"):
-                if game.game_over:
-                    raise FormatError(f"{where}: the game is already over")
-                game.set_turn(player)
-                if ev.rack:
-                    game.set_rack(player, ld.parse_rack(ev.rack.upper()))
-                if ev.type == "play":
-                    move = parse_move(f"{ev.position} {ev.word}", game.board, ld)
-                    _force_draws(game, player, move.rack_tiles(), _next_reveal(record.events, n, nicks, player), ld)
-                    score = play_move(game, move)
-                    if score != ev.score:
-                        raise FormatError(
-                            f"{where}: {format_move(move, ld)} scores {score}, the file says {ev.score}"
-                        )
-                elif ev.type == "exchange":
-                    if ev.exchanged.isdigit():
-                        tiles = game.rack(player)[: int(ev.exchanged)]
-                    else:
-                        tiles = ld.parse_rack(ev.exchanged.upper())
-                    _force_draws(game, player, list(tiles), _next_reveal(record.events, n, nicks, player), ld)
-                    play_move(game, Move("exchange", tiles=tuple(tiles)))
-                else:
-                    play_move(game, Move("pass"))
-            elif ev.type == "phony_returned":
-                # the challenged play comes off: its tiles go back and the turn is lost (a scoreless turn)
-                hist = game.history()
-                if not hist or hist[-1][0] != player or hist[-1][1] != "place":
-                    raise FormatError(f"{where}: a phony is withdrawn but the last move is not its play")
-                game.undo()
-                game.set_turn(player)
-                play_move(game, Move("pass"))
-            elif ev.type == "challenge_bonus" or ev.type == "time_penalty":
-                game.adjust_score(player, ev.score)
-            elif ev.type in ("end_rack_points", "end_rack_penalty"):
-                if not game.game_over:
-                    game.adjust_score(player, ev.score)
-                    game.set_over(True, "standard" if ev.type == "end_rack_points" else "consecutive_zeros")
-        except (GameError, ValueError) as exc:
-            if isinstance(exc, FormatError):
-                raise
+            _apply_event(game, ev, player, n, record.events, reveals, known_rack, lex)
+        except FormatError as exc:
             raise FormatError(f"{where}: {exc}") from None
+        except (GameError, ValueError, OverflowError) as exc:
+            raise FormatError(f"{where}: {_short(exc)}") from None
         finally:
             game.set_random_order()
-        ended_here = game.game_over and not was_over and ev.type in ("play", "pass", "exchange", "phony_returned")
+        ended_here = game.game_over and not was_over and ev.type in _MOVES
         if not ended_here and game.scores[player] != ev.cumulative:
             raise FormatError(
-                f"{where}: cumulative score is {game.scores[player]} after replay, the file says {ev.cumulative}"
+                f"{where}: cumulative score is {game.scores[player]} after replay,"
+                f" the file says {ev.cumulative}"
             )
         # racks are only known where the file reveals them: give each player the rack its next reveal shows
         next_is_phony = n < len(record.events) and record.events[n].type == "phony_returned"
         if not game.game_over and not next_is_phony:
             for who in (game.on_turn, 1 - game.on_turn):
-                known = _next_reveal(record.events, n, nicks, who)
+                known = known_rack(reveals[n][who])
                 if known is not None:
                     try:
-                        game.set_rack(who, ld.parse_rack(known.upper()))
-                    except (GameError, ValueError):
+                        game.set_rack(who, known)
+                    except GameError:
                         pass  # an inconsistent later rack is reported when its own event is replayed
         shown = position_from_game(game, ops)
         if next_is_phony and not game.game_over:
             # the game state is left alone until the withdrawal; the position shows the known rack
-            known = _next_reveal(record.events, n, nicks, game.on_turn)
+            known = known_rack(reveals[n][game.on_turn])
             if known is not None:
-                shown.racks = (ld.parse_rack(known.upper()), shown.racks[1])
+                shown.racks = (known, shown.racks[1])
         positions.append(shown)
     return ReplayResult(game=game, events_applied=len(events), positions=positions, lexicon=lex.name)
 
 
-def _force_draws(game: Game, player: int, used: list[int], next_rack: str | None, ld) -> None:
+def _apply_event(game: Game, ev: GcgEvent, player: int, n: int, all_events: Sequence[GcgEvent],
+                 reveals: list[tuple[str | None, str | None]], known_rack, lex: Lexicon) -> None:
+    """One GCG event on the game; errors name the problem, the caller adds the line."""
+    ld = lex.ld
+    rack = _event_rack(ld, ev.rack, "rack") if ev.rack else None
+    if ev.type in ("end_rack_points", "end_rack_penalty"):
+        _event_rack(ld, ev.exchanged, "end-of-game rack")
+    if ev.type in ("play", "pass", "exchange"):
+        if game.game_over:
+            raise FormatError("the game is already over")
+        game.set_turn(player)
+        if rack is not None:
+            game.set_rack(player, rack)
+        next_rack = known_rack(reveals[n][player])
+        if ev.type == "play":
+            move = parse_move(f"{ev.position} {ev.word}", game.board, ld)
+            _force_draws(game, player, move.rack_tiles(), next_rack)
+            score = play_move(game, move)
+            if score != ev.score:
+                raise FormatError(f"{format_move(move, ld)} scores {score}, the file says {ev.score}")
+        elif ev.type == "exchange":
+            if ev.exchanged[:1].isascii() and ev.exchanged[:1].isdigit():
+                count = parse_int(ev.exchanged, "the number of exchanged tiles", 1, RACK_SIZE)
+                held = game.rack(player)
+                if len(held) < count:
+                    raise FormatError(f"an exchange of {count} tiles from a rack of {len(held)}")
+                tiles = held[:count]
+            else:
+                tiles = rack_tiles(ld, ev.exchanged, "exchanged tiles", fold_case=True)
+                if not 1 <= len(tiles) <= RACK_SIZE:
+                    raise FormatError(f"an exchange of {len(tiles)} tiles; 1 to {RACK_SIZE} can be exchanged")
+            _force_draws(game, player, list(tiles), next_rack)
+            play_move(game, Move("exchange", tiles=tuple(sorted(tiles))))
+        else:
+            play_move(game, Move("pass"))
+    elif ev.type == "phony_returned":
+        # the challenged play comes off: its tiles go back and the turn is lost (a scoreless turn)
+        hist = game.history()
+        if not hist or hist[-1][0] != player or hist[-1][1] != "place":
+            raise FormatError("a phony is withdrawn but the last move is not its play")
+        game.undo()
+        if rack is not None and sorted(rack) != sorted(game.rack(player)):
+            raise FormatError(
+                f"the withdrawn play was made from {ld.rack_str(game.rack(player))},"
+                f" the file says {excerpt(ev.rack)}"
+            )
+        game.set_turn(player)
+        play_move(game, Move("pass"))
+    elif ev.type in ("challenge_bonus", "time_penalty"):
+        game.adjust_score(player, ev.score)
+    elif ev.type in ("end_rack_points", "end_rack_penalty"):
+        if not game.game_over:
+            game.adjust_score(player, ev.score)
+            game.set_over(True, "standard" if ev.type == "end_rack_points" else "consecutive_zeros")
+    else:
+        raise FormatError(f"unknown event type {excerpt(str(ev.type))}")
+
+
+def _event_rack(ld, text: str, what: str) -> list[int]:
+    tiles = rack_tiles(ld, text, what, fold_case=True)
+    if len(tiles) > RACK_SIZE:
+        raise FormatError(f"{what} {excerpt(text)} has {len(tiles)} tiles; at most {RACK_SIZE}")
+    return tiles
+
+
+def _force_draws(game: Game, player: int, used: list[int], next_rack: list[int] | None) -> None:
     """Make the coming draw give `player` the rack the file shows next, when the bag holds those tiles."""
     if next_rack is None:
         return
@@ -255,7 +410,7 @@ def _force_draws(game: Game, player: int, used: list[int], next_rack: str | None
     for t in used:
         if t in kept:
             kept.remove(t)
-    drawn = ld.parse_rack(next_rack.upper())
+    drawn = list(next_rack)
     for t in kept:
         if t not in drawn:
             return  # the file's next rack does not extend this one (e.g. a later phony); draw at random
@@ -266,17 +421,3 @@ def _force_draws(game: Game, player: int, used: list[int], next_rack: str | None
             return
         bag.remove(t)
     game.set_bag_order(drawn)
-
-
-def _next_reveal(events: list, start: int, nicks: list[str], player: int) -> str | None:
-    """The rack `player` holds from event index `start` on, as the file next shows it."""
-    for ev in events[start:]:
-        who = nicks.index(ev.nick)
-        if ev.type in ("play", "pass", "exchange", "phony_returned") and ev.rack:
-            if who == player:
-                return str(ev.rack)
-        elif ev.type == "end_rack_penalty" and who == player:
-            return str(ev.exchanged)
-        elif ev.type == "end_rack_points" and who != player:
-            return str(ev.exchanged)
-    return None
