@@ -16,6 +16,7 @@ from pathlib import Path
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.klv import Klv
 from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.movegen import MoveGen
 
 from .config import Settings, cache_dir
 from .formats import excerpt
@@ -129,6 +130,7 @@ class LexiconRegistry:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.load()
         self._cache: dict[str, Lexicon] = {}
+        self._failed: dict[str, tuple[tuple, LexiconError]] = {}
         self._lock = threading.Lock()
 
     def available(self) -> list[str]:
@@ -152,9 +154,28 @@ class LexiconRegistry:
         with self._lock:
             if name in self._cache:
                 return self._cache[name]
-            lex = self._load(name)
+            stamp = self._stamp(name)
+            failed = self._failed.get(name)
+            if failed is not None and failed[0] == stamp:
+                raise type(failed[1])(str(failed[1]))   # the same broken files: the same error, unread
+            try:
+                lex = self._load(name)
+            except LexiconError as exc:
+                self._failed[name] = (stamp, exc)
+                raise
             self._cache[name] = lex
             return lex
+
+    def _stamp(self, name: str) -> tuple:
+        """Size and modification time of every file that makes up lexicon `name` (a changed file is read
+        again after a failure)."""
+        out = []
+        for suffix in (".kwg", ".txt", ".klv2"):
+            p = self._find(name, suffix)
+            if p is not None:
+                st = p.stat()
+                out.append((str(p), st.st_size, st.st_mtime_ns))
+        return tuple(out)
 
     def _load(self, name: str) -> Lexicon:
         ld = LetterDistribution.english()
@@ -181,6 +202,9 @@ class LexiconRegistry:
             klv_path = self._find(name, ".klv2") or klv_path
         if klv_path.is_file():
             klv = load_klv(klv_path, f"lexicon {name}: ")
+        # the word graph's shared tables (counts, child masks, word map) are built on the first generator; build
+        # them now, while the registry lock is held, not in the first requests that would contend for them
+        MoveGen(kwg, ld, klv)
         return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source)
 
     def leave_sets(self) -> list[str]:
