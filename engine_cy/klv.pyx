@@ -1,47 +1,89 @@
 # KLV2 leave files (reference §3): u32 K, K KWG nodes (DAWG of sorted leaves), u32 L, L f32 values.
 # Values are converted once at load to integer millipoints; v1 files (i16/256) are read too.
+#
+# Loading validates everything the lookups rely on: the file size is exactly the declared lengths, the
+# leave graph passes Kwg's "leaves" validation (in-range arcs and tiles, terminated sorted lists, no cycles,
+# bounded depth and counts, tiles ascending along each path), the graph holds exactly L leaves, and every
+# value is finite and small enough for int32 millipoints. Bytes that break a rule raise LexiconFormatError.
 import struct
 
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from engine_cy.kwg cimport Kwg
-from engine_cy.kwg import build_kwg as _build_kwg
+from engine_cy.kwg import build_kwg as _build_kwg, LexiconFormatError
 
 cnp.import_array()
+
+KLV_MAX_VALUE = 1e6     # points; |value| * 1000 must fit an int32
+
+# The largest leave graph (2^22 nodes) with one value per leave (at most 2^22 of them), as f32.
+KLV_MAX_BYTES = 8 + 4 * (1 << 22) + 4 * (1 << 22)
+
+_EMPTY_GRAPH = struct.pack("<I", 0x400000)
 
 
 cdef class Klv:
     """Leave values in millipoints, looked up by the rank of the sorted leave in the leave graph."""
 
+    def __cinit__(self):
+        # an instance that is never initialised behaves as an empty leave set
+        self.kwg = Kwg(_EMPTY_GRAPH, "leaves")
+        self.values_array = np.zeros(1, dtype=np.int32)
+        self.values = <const int32_t*> cnp.PyArray_DATA(self.values_array)
+        self.n_values = 0
+        self.loaded = False
+
     def __init__(self, data):
+        cdef cnp.ndarray arr
+        if self.loaded:
+            raise TypeError("Klv is already initialised")
         data = bytes(data)
         if len(data) < 8:
-            raise ValueError(f"KLV data is too short ({len(data)} bytes)")
+            raise LexiconFormatError(f"KLV data is too short ({len(data)} bytes)")
         (k,) = struct.unpack_from("<I", data, 0)
         if 4 + 4 * k + 4 > len(data):
-            raise ValueError(f"KLV header says {k} graph nodes but the file has {len(data)} bytes")
-        self.kwg = Kwg(data[4:4 + 4 * k])
+            raise LexiconFormatError(f"KLV header says {k} graph nodes but the file has {len(data)} bytes")
+        if k == 0:
+            raise LexiconFormatError("KLV header says 0 graph nodes (the root pointer is missing)")
+        try:
+            kwg = Kwg(data[4:4 + 4 * k], "leaves")
+        except LexiconFormatError as exc:
+            raise LexiconFormatError(f"KLV leave graph: {exc}") from None
         (l,) = struct.unpack_from("<I", data, 4 + 4 * k)
         off = 8 + 4 * k
-        if len(data) >= off + 4 * l:
+        rest = len(data) - off
+        if rest == 4 * l:
             raw = np.frombuffer(data, dtype="<f4", count=l, offset=off).astype(np.float64)
-        elif len(data) >= off + 2 * l:
+        elif rest == 2 * l:
             raw = np.frombuffer(data, dtype="<i2", count=l, offset=off).astype(np.float64) / 256.0
         else:
-            raise ValueError(f"KLV says {l} values but only {len(data) - off} bytes follow")
+            raise LexiconFormatError(f"KLV says {l} values, so {4 * l} bytes (f32) or {2 * l} bytes (i16) "
+                                     f"should follow the graph, but {rest} do")
+        count = kwg.word_count()
+        if count != l:
+            raise LexiconFormatError(f"KLV graph holds {count} leaves but {l} values are given")
+        bad = np.flatnonzero(~(np.abs(raw) <= KLV_MAX_VALUE))
+        if bad.shape[0] > 0:
+            raise LexiconFormatError(f"KLV value {int(bad[0])} ({float(raw[bad[0]])!r}) is not a finite number "
+                                     f"within +-{KLV_MAX_VALUE:g}")
         arr = np.round(raw * 1000.0).astype(np.int32)
-        self.values_array = arr
+        if arr.shape[0] == 0:
+            arr = np.zeros(1, dtype=np.int32)
+        arr.flags.writeable = False
+        self.kwg = kwg
+        self.values_array = arr[:l]
         self.values = <const int32_t*> cnp.PyArray_DATA(arr)
         self.n_values = l
-        self.kwg.ensure_counts()
-        if self.kwg.dawg_root != 0 and self.kwg.word_count() != l:
-            raise ValueError(f"KLV graph holds {self.kwg.word_count()} leaves but {l} values are given")
+        self.loaded = True
 
     @classmethod
     def from_file(cls, path):
         with open(path, "rb") as fh:
-            return cls(fh.read())
+            data = fh.read(KLV_MAX_BYTES + 1)
+        if len(data) > KLV_MAX_BYTES:
+            raise LexiconFormatError(f"KLV file is larger than a leave file can be ({KLV_MAX_BYTES} bytes)")
+        return cls(data)
 
     cdef int32_t leave_value_ml(self, const unsigned char* sorted_leave, int n) noexcept nogil:
         cdef int64_t idx

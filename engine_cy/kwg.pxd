@@ -1,5 +1,5 @@
 # KWG (Node22) word graph: DAWG at nodes[0], GADDAG at nodes[1] (see reference §2).
-from libc.stdint cimport uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
 cdef enum:
     KWG_ACCEPTS = 0x800000
@@ -67,13 +67,20 @@ cdef inline int kwg_dfs_next(const uint32_t* nodes, uint32_t* stack, int depth, 
     return -1
 
 cdef class Kwg:
-    cdef readonly object array       # numpy uint32 array owning the nodes
+    # Every instance is validated once at load (Kwg.__init__): the nodes reachable from the roots form
+    # sorted, end-terminated sibling lists with in-range arcs and tiles, no cycles, no dead ends, strings of
+    # at most MAX_WORD_LEN letters (+1 separator in the GADDAG) and bounded counts. The nogil walkers here
+    # and in movegen / cross_set / wordmap rely on that and do no checks of their own.
+    cdef readonly object array       # numpy uint32 array owning the nodes (read-only)
     cdef const uint32_t* nodes
     cdef readonly uint32_t n_nodes
     cdef readonly uint32_t dawg_root     # first index of the DAWG root list (0 if empty)
     cdef readonly uint32_t gaddag_root   # first index of the GADDAG root list (0 if none)
-    cdef object _counts                  # lazily computed word counts (numpy uint32), for ranks
+    cdef readonly str kind               # "gaddag" (DAWG + GADDAG), "dawg" or "leaves" (DAWG only)
+    cdef object _counts                  # word counts (numpy uint32), computed by the validator, for ranks
     cdef const uint32_t* counts
+    cdef object _reach                   # numpy uint8: 1 for the nodes reachable from the roots
+    cdef const uint8_t* reach
     cdef object _child_masks             # lazily computed: tiles of the sibling-list suffix at each node
     cdef const uint64_t* child_masks
     cdef object _word_map                # lazily built engine_cy.wordmap.WordMap
@@ -81,3 +88,5 @@ cdef class Kwg:
     cdef void ensure_child_masks(self) except *
     cdef void ensure_counts(self) except *
     cdef int64_t index_of_ml(self, const unsigned char* word, int n) noexcept nogil
+    cdef int check_list(self, uint32_t p) except -1
+    cdef int _validate(self, object array, int kind) except -1

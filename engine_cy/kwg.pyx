@@ -5,6 +5,10 @@
 # nodes[0] points at the DAWG root list, nodes[1] (when present) at the GADDAG root list.
 # Tile 0 is the GADDAG separator (and the blank inside a KLV leave graph).
 #
+# Loading validates the whole graph once (_validate_graph: one iterative depth-first walk from the roots,
+# O(nodes), no recursion), so that every walk in the engine can run without checks: see the list of rules
+# above _validate_graph. Bytes that break a rule raise LexiconFormatError (a ValueError) naming the node.
+#
 # The builder is an incremental minimising construction over sorted strings with one
 # interning table shared by the DAWG and the GADDAG, so GADDAG lists after a separator
 # coincide with DAWG lists. Each distinct sibling list is stored once and contiguously,
@@ -12,6 +16,8 @@
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free, calloc, qsort
 from libc.string cimport memcmp, memset, memcpy
+
+from engine_cy.common cimport MAX_ALPHABET, MAX_WORD_LEN
 
 import numpy as np
 cimport numpy as cnp
@@ -23,49 +29,348 @@ cdef enum:
     MAX_LIST = 66     # arcs in one sibling list: 63 tiles + separator, with room
     MAX_DEPTH = 26
 
+# Limits the validator enforces (see _validate_graph).
+KWG_MAX_NODES = KWG_ARC_MASK + 1        # arcs are 22 bits
+KWG_MAX_TILE = MAX_ALPHABET - 1         # letter sets are uint64 bit masks indexed by tile
+KWG_MAX_WORD_LEN = MAX_WORD_LEN         # Kwg.words / wordmap / movegen buffers hold a board line
+KWG_MAX_WORDS = 1 << 22                 # DAWG words: bounds the word map's memory and build time
+KWG_MAX_COUNT = 1 << 30                 # strings below any node (GADDAG: sum of the DAWG word lengths)
+
+cdef enum:
+    _MAX_TILE = MAX_ALPHABET - 1
+    _MAX_WORDS = 1 << 22
+    _MAX_COUNT = 1 << 30
+    # validator node states
+    ST_GREY = 1       # expanded, descendants in progress
+    ST_BLACK = 2      # done: counts and height final
+    ST_ZERO = 4       # a tile 0 lies on some path from this node's sibling-list suffix
+    # graph kinds
+    KIND_GADDAG = 0   # DAWG at node 0, GADDAG at node 1; tile 0 only as the GADDAG separator
+    KIND_DAWG = 1     # DAWG only; tile 0 allowed (a blank)
+    KIND_LEAVES = 2   # DAWG only, tiles along every path in ascending order (sorted KLV leaves)
+    # validator errors
+    E_OK = 0
+    E_TILE = 1
+    E_ARC_RANGE = 2
+    E_ARC_RESERVED = 3
+    E_RUNS_PAST = 4
+    E_ORDER = 5
+    E_DEAD_END = 6
+    E_CYCLE = 7
+    E_TOO_LONG = 8
+    E_TOO_MANY = 9
+    E_SEPARATOR = 10
+    E_TWO_SEPARATORS = 11
+    E_LEAVE_ORDER = 12
+
+
+class LexiconFormatError(ValueError):
+    """A KWG or KLV file breaks the format (or the limits the engine relies on); the message names the defect
+    and, where there is one, the node."""
+
+
+cdef struct VErr:
+    int code
+    uint32_t node
+    int64_t a
+    int64_t b
+
+
+cdef inline int _fail(VErr* err, int code, uint32_t node, int64_t a, int64_t b) noexcept nogil:
+    err.code = code
+    err.node = node
+    err.a = a
+    err.b = b
+    return code
+
+
+cdef struct VInfo:
+    uint32_t cnt      # strings accepted from the node's sibling-list suffix
+    uint32_t lsum     # their total length, saturating at 0xFFFFFFFF (compared with a count <= 2^30)
+    uint8_t state     # ST_GREY / ST_BLACK / ST_ZERO
+    uint8_t height    # longest such string, in tiles
+
+
+cdef inline bint _finish(const uint32_t* nodes, uint32_t q, uint32_t a, uint32_t nx, int kind, VInfo* info,
+                         VErr* err) noexcept nogil:
+    """Post-order step for node q, whose arc list a and next sibling nx (0: none) are done (info[0] holds
+    zeros and stands for "none"). False (and err set) when a limit is broken."""
+    cdef uint32_t node = nodes[q], t = node >> 24
+    cdef uint64_t c = (1 if node & KWG_ACCEPTS else 0) + <uint64_t> info[a].cnt
+    cdef uint64_t ls = c + info[a].lsum + info[nx].lsum
+    cdef unsigned int h = info[a].height + 1u
+    c += info[nx].cnt
+    if c > _MAX_COUNT:
+        _fail(err, E_TOO_MANY, q, c, _MAX_COUNT)
+        return False
+    if info[nx].height > h:
+        h = info[nx].height
+    if h > MAX_WORD_LEN + 1:
+        _fail(err, E_TOO_LONG, q, h, MAX_WORD_LEN + 1)
+        return False
+    if kind == KIND_GADDAG and t == 0 and info[a].state & ST_ZERO:
+        _fail(err, E_TWO_SEPARATORS, q, a, 0)
+        return False
+    info[q].cnt = <uint32_t> c
+    info[q].lsum = <uint32_t> ls if ls < 0xFFFFFFFFu else 0xFFFFFFFFu
+    info[q].height = <uint8_t> h
+    info[q].state = ST_BLACK | ((info[a].state | info[nx].state) & ST_ZERO) | (ST_ZERO if t == 0 else 0)
+    return True
+
+
+cdef int _walk_from(const uint32_t* nodes, uint32_t n, uint32_t first, uint32_t root, int kind,
+                    VInfo* info, uint32_t* stack, VErr* err) noexcept nogil:
+    """Iterative depth-first walk of the node graph below root (edges: node -> its arc's list, and node ->
+    next sibling while not is_end), checking each node on first visit and filling its VInfo in post-order.
+    A grey node met again closes a cycle. Each node is expanded once and pushes at most two entries, so the
+    stack never holds more than 2 * n + 1."""
+    cdef Py_ssize_t sp = 0
+    cdef uint32_t q, a, nx, node, t
+    cdef bint pushed
+    if root == 0 or info[root].state & ST_BLACK:
+        return E_OK
+    stack[sp] = root
+    sp += 1
+    while sp > 0:
+        q = stack[sp - 1]
+        if info[q].state & ST_BLACK:
+            sp -= 1
+            continue
+        node = nodes[q]
+        a = node & KWG_ARC_MASK
+        nx = 0 if node & KWG_IS_END else q + 1
+        if info[q].state & ST_GREY:
+            # second visit: the children are done
+            if not _finish(nodes, q, a, nx, kind, info, err):
+                return err.code
+            sp -= 1
+            continue
+        # first visit: the node's own rules, then descend
+        t = node >> 24
+        if t > _MAX_TILE:
+            return _fail(err, E_TILE, q, t, 0)
+        if a >= n:
+            return _fail(err, E_ARC_RANGE, q, a, n)
+        if a != 0 and a < first:
+            return _fail(err, E_ARC_RESERVED, q, a, 0)
+        if a == 0 and not (node & KWG_ACCEPTS):
+            return _fail(err, E_DEAD_END, q, 0, 0)
+        if nx != 0:
+            if nx >= n:
+                return _fail(err, E_RUNS_PAST, q, n, 0)
+            if (nodes[nx] >> 24) <= t:
+                return _fail(err, E_ORDER, q, t, nodes[nx] >> 24)
+        if kind == KIND_GADDAG and t == 0 and (a == 0 or node & KWG_ACCEPTS):
+            return _fail(err, E_SEPARATOR, q, 0, 0)
+        if kind == KIND_LEAVES and a != 0 and (nodes[a] >> 24) < t:
+            return _fail(err, E_LEAVE_ORDER, q, t, nodes[a] >> 24)
+        info[q].state |= ST_GREY
+        pushed = False
+        if a != 0 and not (info[a].state & ST_BLACK):
+            if info[a].state & ST_GREY:
+                return _fail(err, E_CYCLE, q, a, 0)
+            stack[sp] = a
+            sp += 1
+            pushed = True
+        if nx != 0 and not (info[nx].state & ST_BLACK):
+            if info[nx].state & ST_GREY:
+                return _fail(err, E_CYCLE, q, nx, 0)
+            stack[sp] = nx
+            sp += 1
+            pushed = True
+        if not pushed:
+            # children already done: finish now rather than on a second visit
+            if not _finish(nodes, q, a, nx, kind, info, err):
+                return err.code
+            sp -= 1
+    return E_OK
+
+
+cdef str _message(VErr* err):
+    cdef uint32_t q = err.node
+    cdef int code = err.code
+    if code == E_TILE:
+        return f"KWG node {q}: tile {err.a} is above the highest supported tile ({_MAX_TILE})"
+    if code == E_ARC_RANGE:
+        return f"KWG node {q}: arc {err.a} points past the end ({err.b} nodes)"
+    if code == E_ARC_RESERVED:
+        return f"KWG node {q}: arc {err.a} points at a reserved root node"
+    if code == E_RUNS_PAST:
+        return f"KWG node {q}: sibling list runs past the end ({err.a} nodes) without an end-of-list flag"
+    if code == E_ORDER:
+        return f"KWG node {q}: sibling tiles are not strictly ascending ({err.a} then {err.b})"
+    if code == E_DEAD_END:
+        return f"KWG node {q}: dead end (no children and not the end of a word)"
+    if code == E_CYCLE:
+        return f"KWG node {q}: edge to node {err.a} closes a cycle"
+    if code == E_TOO_LONG:
+        return f"KWG node {q}: a path below it is longer than {err.b} tiles"
+    if code == E_TOO_MANY:
+        return f"KWG node {q}: more than {err.b} strings below it"
+    if code == E_SEPARATOR:
+        return f"KWG node {q}: tile 0 (GADDAG separator) accepts or has no continuation"
+    if code == E_TWO_SEPARATORS:
+        return f"KWG node {q}: a GADDAG path holds two separators (tile 0)"
+    if code == E_LEAVE_ORDER:
+        return f"KWG node {q}: leave tiles out of ascending order ({err.a} then {err.b})"
+    return f"KWG node {q}: invalid (code {code})"
+
 
 cdef class Kwg:
-    """A KWG held as one contiguous uint32 array (no per-node Python objects)."""
+    """A KWG held as one contiguous uint32 array (no per-node Python objects), validated at load."""
 
     def __cinit__(self):
         self.nodes = NULL
+        self.n_nodes = 0
         self.counts = NULL
         self._counts = None
+        self.reach = NULL
+        self._reach = None
         self.child_masks = NULL
         self._child_masks = None
         self._word_map = None
+        self.kind = "dawg"
 
-    def __init__(self, data):
-        """data: bytes-like KWG file contents (little-endian uint32 nodes)."""
+    def __init__(self, data, kind="auto"):
+        """data: bytes-like KWG file contents (little-endian uint32 nodes).
+
+        kind: "gaddag" (node 1 must be the GADDAG root pointer), "dawg" (DAWG only, node 1 is an ordinary
+        node), "leaves" (DAWG only, each path's tiles ascending: a KLV leave graph), or "auto": "gaddag" when
+        node 1 has the shape of a root pointer (tile 0, no accept flag, end of list), else "dawg".
+        Raises LexiconFormatError (a ValueError) when the bytes break the format."""
         cdef cnp.ndarray arr
+        cdef uint32_t n
+        cdef int k
+        if self.nodes != NULL:
+            raise TypeError("Kwg is already initialised")
+        if len(data) > 4 * (KWG_ARC_MASK + 1):
+            raise LexiconFormatError("KWG has more than 2^22 nodes")
         if len(data) % 4 != 0 or len(data) < 4:
-            raise ValueError(f"KWG data size {len(data)} is not a positive multiple of 4 bytes")
-        arr = np.frombuffer(bytes(data), dtype="<u4").astype(np.uint32, copy=True)
-        if arr.shape[0] > KWG_ARC_MASK + 1:
-            raise ValueError("KWG has more than 2^22 nodes")
+            raise LexiconFormatError(f"KWG data size {len(data)} is not a positive multiple of 4 bytes")
+        arr = np.frombuffer(data, dtype="<u4").astype(np.uint32, copy=True)
+        arr.flags.writeable = False
+        n = <uint32_t> arr.shape[0]
+        if kind == "auto":
+            kind = "gaddag" if n >= 2 and (arr[1] & 0xFFC00000) == KWG_IS_END else "dawg"
+        if kind == "gaddag":
+            k = KIND_GADDAG
+        elif kind == "dawg":
+            k = KIND_DAWG
+        elif kind == "leaves":
+            k = KIND_LEAVES
+        else:
+            raise ValueError(f"unknown KWG kind {kind!r}")
+        self._validate(arr, k)
+        self.kind = kind
         self.array = arr
+        self.n_nodes = n
         self.nodes = <const uint32_t*> cnp.PyArray_DATA(arr)
-        self.n_nodes = <uint32_t> arr.shape[0]
-        self.dawg_root = kwg_arc(self.nodes, 0)
-        self.gaddag_root = kwg_arc(self.nodes, 1) if self.n_nodes > 1 else 0
-        self._validate()
 
-    def _validate(self):
-        cdef uint32_t i, a
-        for i in range(self.n_nodes):
-            a = kwg_arc(self.nodes, i)
-            if a >= self.n_nodes:
-                raise ValueError(f"KWG node {i} points outside the graph ({a} >= {self.n_nodes})")
-        if self.dawg_root != 0 and self.dawg_root < 1:
-            raise ValueError("KWG DAWG root is invalid")
+    cdef int _validate(self, object array, int kind) except -1:
+        """Check the whole graph (rules below) and keep the word counts and the reachable-node map.
+
+        Rules, each one an assumption of some walker:
+        - node 0 (and node 1 for "gaddag") is a root pointer: tile 0, no accept flag, end of list, its arc
+          0 (empty) or an ordinary node; every other arc is < the node count and not a reserved node.
+        - For every node reachable from the roots (through arcs and next siblings): tile <= 63 (uint64 letter
+          sets); a node without end flag has a next node with a strictly greater tile (sorted, terminated
+          lists: seek's early exit, the move generator's popcount child index); arc 0 only on a node that
+          accepts (no dead ends, so walks do work proportional to the words); no cycles (the graph is a DAG:
+          counts, words() and every depth-first walk terminate).
+        - Strings from the DAWG root have at most MAX_WORD_LEN tiles, from the GADDAG root one more (the
+          separator): the fixed buffers of words(), the word map and the move generator's strips.
+        - At most 2^22 DAWG words and 2^30 strings below any node (uint32 counts; bounded memory and time
+          for the word map); the GADDAG holds exactly as many strings as the DAWG's words have letters.
+        - "gaddag": tile 0 never in the DAWG nor first in the GADDAG; a separator does not accept, has a
+          continuation, and at most one is on any path. "leaves": tiles ascend along every path."""
+        cdef cnp.ndarray arr = array
+        cdef const uint32_t* nodes = <const uint32_t*> cnp.PyArray_DATA(arr)
+        cdef uint32_t n = <uint32_t> arr.shape[0]
+        cdef uint32_t first = 2 if kind == KIND_GADDAG else 1
+        cdef uint32_t droot, groot = 0, i
+        cdef cnp.ndarray cnt_arr = np.empty(n, dtype=np.uint32)
+        cdef cnp.ndarray reach_arr = np.empty(n, dtype=np.uint8)
+        cdef uint32_t* cnt = <uint32_t*> cnp.PyArray_DATA(cnt_arr)
+        cdef uint8_t* reach = <uint8_t*> cnp.PyArray_DATA(reach_arr)
+        cdef VInfo* info = NULL
+        cdef uint32_t* stack = NULL
+        cdef VErr err
+        cdef int rc = E_OK
+        cdef uint8_t dstate = 0, dheight = 0
+        cdef uint32_t letters = 0, gcount = 0
+        for i in range(first):
+            if n <= i or (nodes[i] & 0xFFC00000) != KWG_IS_END:
+                raise LexiconFormatError(f"KWG node {i} is not a root pointer (tile 0, no accept flag, end of list)")
+        droot = nodes[0] & KWG_ARC_MASK
+        if kind == KIND_GADDAG:
+            groot = nodes[1] & KWG_ARC_MASK
+        for i in range(first):
+            if (nodes[i] & KWG_ARC_MASK) >= n:
+                raise LexiconFormatError(f"KWG node {i}: arc {nodes[i] & KWG_ARC_MASK} points past the end "
+                                         f"({n} nodes)")
+            if 0 < (nodes[i] & KWG_ARC_MASK) < first:
+                raise LexiconFormatError(f"KWG node {i}: arc {nodes[i] & KWG_ARC_MASK} points at a reserved "
+                                         f"root node")
+        info = <VInfo*> calloc(n, sizeof(VInfo))
+        stack = <uint32_t*> malloc((2 * <size_t> n + 2) * sizeof(uint32_t))
+        if info == NULL or stack == NULL:
+            free(info)
+            free(stack)
+            raise MemoryError()
+        err.code = E_OK
+        with nogil:
+            rc = _walk_from(nodes, n, first, droot, kind, info, stack, &err)
+            if rc == E_OK:
+                rc = _walk_from(nodes, n, first, groot, kind, info, stack, &err)
+            if rc == E_OK:
+                dstate = info[droot].state
+                dheight = info[droot].height
+                letters = info[droot].lsum
+                gcount = info[groot].cnt
+                for i in range(n):
+                    cnt[i] = info[i].cnt
+                    reach[i] = (info[i].state & ST_BLACK) != 0
+        free(info)
+        free(stack)
+        if rc != E_OK:
+            raise LexiconFormatError(_message(&err))
+        if dheight > MAX_WORD_LEN:
+            raise LexiconFormatError(f"KWG DAWG holds a string of {dheight} tiles (at most {MAX_WORD_LEN})")
+        if droot != 0 and cnt[droot] > _MAX_WORDS:
+            raise LexiconFormatError(f"KWG DAWG holds {cnt[droot]} words (at most {_MAX_WORDS})")
+        if kind == KIND_GADDAG:
+            if dstate & ST_ZERO:
+                raise LexiconFormatError("KWG DAWG holds tile 0 (the GADDAG separator)")
+            if groot != 0:
+                if (nodes[groot] >> 24) == 0:
+                    raise LexiconFormatError(f"KWG GADDAG root list (node {groot}) starts with a separator")
+                if gcount != letters:
+                    raise LexiconFormatError(f"KWG GADDAG holds {gcount} strings but the DAWG's words have "
+                                             f"{letters} letters (one GADDAG string per letter)")
+        cnt_arr.flags.writeable = False
+        reach_arr.flags.writeable = False
+        self._reach = reach_arr
+        self.reach = <const uint8_t*> reach
+        self._counts = cnt_arr
+        self.counts = <const uint32_t*> cnt
+        self.dawg_root = droot
+        self.gaddag_root = groot
+        return 0
 
     @classmethod
-    def from_file(cls, path):
+    def from_file(cls, path, kind="auto"):
         with open(path, "rb") as fh:
-            return cls(fh.read())
+            data = fh.read(4 * (KWG_ARC_MASK + 1) + 1)
+        return cls(data, kind)
 
     def to_bytes(self):
         return self.array.astype("<u4").tobytes()
+
+    cdef int check_list(self, uint32_t p) except -1:
+        """Raise IndexError unless p is 0 (no list) or a node reachable from the roots (a valid list start)."""
+        if p != 0 and (p >= self.n_nodes or not self.reach[p]):
+            raise IndexError(f"node {p} is not in a sibling list of this graph ({self.n_nodes} nodes)")
+        return 0
 
     def node(self, uint32_t i):
         """(tile, accepts, is_end, arc) of node i, for tests and tools."""
@@ -99,6 +404,7 @@ cdef class Kwg:
         """True when the tile sequence is accepted starting from the list at root (e.g. the GADDAG root)."""
         cdef uint32_t p = root, last = 0
         cdef Py_ssize_t i
+        self.check_list(root)
         if seq.shape[0] == 0:
             return False
         for i in range(seq.shape[0]):
@@ -111,69 +417,24 @@ cdef class Kwg:
         return kwg_accepts(self.nodes, last)
 
     def letter_set(self, uint32_t p):
+        self.check_list(p)
         return kwg_letter_set(self.nodes, p)
 
     def seek(self, uint32_t p, uint32_t t):
+        self.check_list(p)
         return kwg_seek(self.nodes, p, t)
 
     cdef void ensure_counts(self) except *:
-        """count[p] = words in the suffix of the sibling list starting at p (reference §2.4)."""
-        cdef cnp.ndarray arr
-        cdef uint32_t* cnt
-        cdef uint8_t* done
-        cdef uint32_t* stack
-        cdef Py_ssize_t sp
-        cdef uint32_t p, q, a, n = self.n_nodes
-        cdef bint ready
-        cdef uint64_t total
-        if self._counts is not None:
-            return
-        arr = np.zeros(max(n, 1), dtype=np.uint32)
-        cnt = <uint32_t*> cnp.PyArray_DATA(arr)
-        done = <uint8_t*> calloc(n + 1, 1)
-        stack = <uint32_t*> malloc((2 * n + 2) * sizeof(uint32_t))
-        if done == NULL or stack == NULL:
-            free(done); free(stack)
-            raise MemoryError()
-        with nogil:
-            for p in range(n - 1, 0, -1):
-                if done[p]:
-                    continue
-                sp = 0
-                stack[sp] = p
-                sp += 1
-                while sp > 0:
-                    q = stack[sp - 1]
-                    if done[q]:
-                        sp -= 1
-                        continue
-                    ready = True
-                    a = kwg_arc(self.nodes, q)
-                    if a != 0 and not done[a]:
-                        stack[sp] = a
-                        sp += 1
-                        ready = False
-                    if not kwg_is_end(self.nodes, q) and q + 1 < n and not done[q + 1]:
-                        stack[sp] = q + 1
-                        sp += 1
-                        ready = False
-                    if ready:
-                        total = 1 if kwg_accepts(self.nodes, q) else 0
-                        if a != 0:
-                            total += cnt[a]
-                        if not kwg_is_end(self.nodes, q) and q + 1 < n:
-                            total += cnt[q + 1]
-                        cnt[q] = <uint32_t> total
-                        done[q] = 1
-                        sp -= 1
-        free(done)
-        free(stack)
-        self._counts = arr
-        self.counts = cnt
+        """count[p] = words in the suffix of the sibling list starting at p (reference §2.4). The validator
+        computes them at load; an instance that was never initialised gets an empty table."""
+        if self._counts is None:
+            self._counts = np.zeros(max(self.n_nodes, 1), dtype=np.uint32)
+            self.counts = <const uint32_t*> cnp.PyArray_DATA(self._counts)
 
     cdef void ensure_child_masks(self) except *:
         """mask[p] = bit t for every tile t in the sibling list from node p to its end. The move generator
-        finds a child in O(1): p + popcount(mask[p] & ((1 << t) - 1)), instead of scanning the list."""
+        finds a child in O(1): p + popcount(mask[p] & ((1 << t) - 1)), instead of scanning the list.
+        Only reachable nodes get a mask (others, which no walk visits, stay 0)."""
         cdef cnp.ndarray arr
         cdef uint64_t* m
         cdef int64_t p
@@ -184,9 +445,10 @@ cdef class Kwg:
         with nogil:
             p = <int64_t> self.n_nodes - 1
             while p >= 0:
-                m[p] = (<uint64_t> 1) << kwg_tile(self.nodes, <uint32_t> p)
-                if not kwg_is_end(self.nodes, <uint32_t> p):
-                    m[p] |= m[p + 1]
+                if self.reach[p]:
+                    m[p] = (<uint64_t> 1) << kwg_tile(self.nodes, <uint32_t> p)
+                    if not kwg_is_end(self.nodes, <uint32_t> p):
+                        m[p] |= m[p + 1]
                 p -= 1
         self._child_masks = arr
         self.child_masks = m
@@ -202,9 +464,9 @@ cdef class Kwg:
         """Number of strings accepted from a root list (default: the DAWG root)."""
         if root == 0xFFFFFFFF:
             root = self.dawg_root
+        self.check_list(root)
         if root == 0:
             return 0
-        self.ensure_counts()
         return int(self.counts[root])
 
     cdef int64_t index_of_ml(self, const unsigned char* word, int n) noexcept nogil:
@@ -245,9 +507,11 @@ cdef class Kwg:
         cdef int depth
         if root == 0xFFFFFFFF:
             root = self.dawg_root
+        self.check_list(root)
         if root == 0:
             return out
-        # iterative DFS: stack_p[d] = current node index in the list at depth d
+        # iterative DFS: stack_p[d] = current node index in the list at depth d (the validator bounds the
+        # depth by MAX_WORD_LEN + 1 < 64)
         depth = 0
         stack_p[0] = root
         while depth >= 0:
