@@ -35,7 +35,7 @@ MAX_TILES_CHARS = 512
 # A GCG record (real ones, notes included, are under 20 kB), one of its lines, and its events. A finished
 # game has at most about 1,200 events: each of at most 100 plays can be followed by a challenge bonus and
 # at most 5 scoreless turns of a phony and its withdrawal, before the end-of-game events.
-MAX_GCG_CHARS = 1_000_000
+MAX_GCG_CHARS = 262_144
 MAX_GCG_LINE_CHARS = 4096
 MAX_GCG_EVENTS = 2000
 # Names: lexicon, distribution, layout, variant, GCG nicknames.
@@ -120,12 +120,22 @@ def parse_int(text: str, what: str, lo: int, hi: int,
     return value
 
 
+_DISTRIBUTION_CACHE: dict[str, LetterDistribution] = {}
+
+
 def get_distribution(name: str = "english") -> LetterDistribution:
-    factory = DISTRIBUTIONS.get(name.lower()) if isinstance(name, str) else None
+    """The named letter distribution (case-insensitive). Distributions are immutable, so one instance
+    per name is shared."""
+    key = name.lower() if isinstance(name, str) else ""
+    ld = _DISTRIBUTION_CACHE.get(key)
+    if ld is not None:
+        return ld
+    factory = DISTRIBUTIONS.get(key)
     if factory is None:
         known = ", ".join(sorted(DISTRIBUTIONS))
         raise FormatError(f"unknown letter distribution {excerpt(name)} (known: {known})")
-    return factory()
+    ld = _DISTRIBUTION_CACHE[key] = factory()
+    return ld
 
 
 def new_board(layout: str = DEFAULT_LAYOUT) -> Board:
@@ -167,10 +177,8 @@ def _lookup(ld: LetterDistribution, label: str) -> int | None:
     """Machine letter of an exact (uppercase) label, or None."""
     if label.startswith("[") and label.endswith("]") and len(label) > 2:
         label = label[1:-1]
-    try:
-        return int(ld.letter_ml(label))
-    except ValueError:
-        return None
+    ml = ld._index.get(label)
+    return None if ml is None else int(ml)
 
 
 def _ascii_upper(label: str) -> str:
@@ -212,9 +220,10 @@ def count_excess(ld: LetterDistribution, counts: list[int], what: str) -> None:
     if over:
         detail = ", ".join(
             f"{ld.label(i)} ({ld.count(i) - counts[i]} where the distribution has {ld.count(i)})"
-            for i in over
+            for i in over[:3]
         )
-        raise FormatError(f"{what} more tiles than the distribution holds: {detail}")
+        more = f" and {len(over) - 3} more letters" if len(over) > 3 else ""
+        raise FormatError(f"{what} more tiles than the distribution holds: {detail}{more}")
 
 
 # ------------------------------------------------------------------ coordinates
@@ -534,8 +543,11 @@ def parse_cgp(text: str, check_counts: bool = True) -> Position:
     for r, row in enumerate(rows):
         c = 0
         for tok in _ROW_TOKEN.findall(row):
-            if tok[0] in "0123456789":
-                n = parse_int(tok, f"CGP board row {r + 1}: run of empty squares", 1, MAX_SCORE)
+            if tok[0] in "0123456789":  # the pattern took ASCII digits only
+                digits = tok.lstrip("0") or "0"
+                n = int(digits) if len(digits) <= 3 else 1000
+                if n == 0:
+                    raise FormatError(f"CGP board row {r + 1}: a run of {excerpt(tok)} empty squares")
                 if c + n > dim:
                     raise FormatError(f"CGP board row {r + 1} has {c + n} squares or more; expected {dim}")
                 c += n
@@ -686,7 +698,7 @@ class GcgGame:
 
 _EVENT = re.compile(r">([^:]+):(.*)", re.DOTALL)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _KNOWN_PRAGMAS = {
     "player1", "player2", "title", "description", "id", "lexicon", "game-type", "board-layout",
     "tile-distribution", "tile-set", "tile", "rack1", "rack2", "incomplete", "character-encoding",
@@ -746,20 +758,22 @@ def parse_gcg(text: str) -> GcgGame:
     text = check_text(text, "GCG", MAX_GCG_CHARS)
     if text.startswith("\ufeff"):
         text = text[1:]
+    # whole-text checks first (C-speed scans), so that the line loop only reads well-formed lines
+    lines = _LINE_BREAK.split(text)
+    bad = _CONTROL.search(text)
+    if bad:
+        lineno = len(_LINE_BREAK.findall(text, 0, bad.start())) + 1
+        raise FormatError(f"GCG line {lineno}: control character U+{ord(bad.group()):04X}")
+    if max(map(len, lines)) > MAX_GCG_LINE_CHARS:
+        lineno, size = next((i, n) for i, n in enumerate(map(len, lines), 1) if n > MAX_GCG_LINE_CHARS)
+        raise FormatError(f"GCG line {lineno} has {size} characters; at most {MAX_GCG_LINE_CHARS}")
     game = GcgGame()
     note: _Note | None = None
     in_note = False
     seen_event = False
     seen_pragmas: set[str] = set()
     try:
-        for lineno, raw in enumerate(_LINE_BREAK.split(text), 1):
-            if len(raw) > MAX_GCG_LINE_CHARS:
-                raise FormatError(
-                    f"GCG line {lineno} has {len(raw)} characters; at most {MAX_GCG_LINE_CHARS}"
-                )
-            bad = _CONTROL.search(raw)
-            if bad:
-                raise FormatError(f"GCG line {lineno}: control character U+{ord(bad.group()):04X}")
+        for lineno, raw in enumerate(lines, 1):
             line = raw.strip()
             if not line:
                 continue

@@ -289,3 +289,200 @@ def test_gcg_roundtrip(game):
 def test_gcg_errors(text, needle):
     with pytest.raises(FormatError, match=needle):
         parse_gcg(text)
+
+
+# ------------------------------------------------------------------ hostile input (see also test_fuzz_parsers.py)
+
+GCG_HEAD = "#player1 a A\n#player2 b B\n"
+
+
+@pytest.mark.parametrize(
+    "cgp,needle",
+    [
+        (EMPTY + " A/ 0/0 0 bb 99999999999;", "bb 99999999999: out of range"),
+        (EMPTY + " A/ 0/0 0 bb -1;", "bb '-1'"),
+        (EMPTY + " A/ 0/0 0 bb 1001;", "out of range"),
+        (EMPTY + " A/ 0/0 0 mcnz 0;", "mcnz 0: out of range"),
+        (EMPTY + " A/ 0/0 0 mcnz ٣;", "mcnz"),
+        (EMPTY + " A/ 2147483648/0 0", "2147483648: out of range"),
+        (EMPTY + " A/ 0/-2147483649 0", "out of range"),
+        (EMPTY + " A/ 1_0/0 0", "expected a whole number"),
+        (EMPTY + " A/ +5/0 0", "expected a whole number"),
+        (EMPTY + " A/ ١٢/0 0", "expected a whole number"),
+        (EMPTY + " A/ 0/0 99999999999999", "out of range"),
+        (EMPTY + " A/ 0/0 7", "more than the limit of 6"),
+        (EMPTY + " A/ 0/0 ²", "zero turns"),
+        (EMPTY.replace("15", "7A²6", 1) + " A/ 0/0 0", "unknown tile '²'"),
+        (EMPTY.replace("15", "7A٣", 1) + " A/ 0/0 0", "unknown tile '٣'"),
+        (EMPTY.replace("15", "99999999999999999999", 1) + " A/ 0/0 0", "row 1 has"),
+        (EMPTY.replace("15", "0015", 1) + " A/ 0/0 0", None),
+        (EMPTY.replace("15", "ı14", 1) + " A/ 0/0 0", "unknown tile 'ı'"),
+        (EMPTY.replace("15", "\x0014", 1) + " A/ 0/0 0", "unknown tile '\\\\x00'"),
+        (EMPTY.replace("15", "[]14", 1) + " A/ 0/0 0", "unknown tile"),
+        (EMPTY.replace("15", "?14", 1) + " A/ 0/0 0", "unknown tile '\\?'"),
+        (EMPTY + " a/ 0/0 0", "unknown rack tile 'a'"),
+        (EMPTY + " ß/ 0/0 0", "unknown rack tile 'ß'"),
+        (EMPTY + " [/ 0/0 0", "unclosed"),
+        (EMPTY + " A/ 0/0 0 lex A; lex B;", "lex is given twice"),
+        (EMPTY + " A/ 0/0 0 lex A; -LEX B;", "lex is given twice"),
+        (EMPTY + " A/ 0/0 0 lex A\x00B;", "control"),
+        (EMPTY + " A/ 0/0 0 lex ../../etc/passwd;", "not a name"),
+        (EMPTY + " A/ 0/0 0 -;", "not an operation name"),
+        (EMPTY + " A/ 0/0 0 var wordsmog;", "unsupported variant"),
+        (EMPTY + " A/ 0/0 0 gid a\x7fb;", "unprintable"),
+        (EMPTY + " A/ 0/0 0 gid a\u200bb;", "unprintable"),
+        ("Z4Z9/" + "/".join(["15"] * 14) + " / 0/0 0", "Z \\(2 where the distribution has 1\\)"),
+        ("ZZZZZ10/" + "/".join(["15"] * 14) + " / 0/0 0", "Z \\(5"),
+        ("Z14/" + "/".join(["15"] * 14) + " Z/ 0/0 0", "more tiles than the distribution holds: Z"),
+        (EMPTY + " ???/ 0/0 0", "more tiles than the distribution holds: \\?"),
+        (EMPTY + " A/ 0/0 0 bagorder ZZ;", "bagorder 'ZZ': more Z"),
+        ("\ufeff" + EMPTY + " A/ 0/0 0", None),
+        (EMPTY + "\t A/\t0/0\t0\r\n", None),
+        (EMPTY + " AEINRST/ 0/0 0 lex NWL20; bb 0; mcnz 1;", None),
+        (EMPTY + " AEINRST/ 0/0 1 mcnz 1;", None),
+        (EMPTY.replace("15", "0" * 5000 + "15", 1) + " A/ 0/0 0", "too long"),
+    ],
+)
+def test_cgp_hostile(cgp, needle):
+    if needle is None:
+        parse_cgp(cgp)
+        return
+    with pytest.raises(FormatError, match=needle):
+        parse_cgp(cgp)
+
+
+def test_cgp_canonical_ops():
+    pos = parse_cgp(EMPTY + " A/ 0/0 0 -LEX NWL20; bb 050; mcnz 06;")
+    assert pos.ops == {"lex": "NWL20", "bb": "50", "mcnz": "6"}
+    assert pos.bingo_bonus == 50 and pos.max_scoreless_turns == 6
+    assert write_cgp(pos) == EMPTY + " A/ 0/0 0 lex NWL20; bb 50; mcnz 6;"
+
+
+def test_tile_counts_name_the_letters_briefly():
+    board = "/".join(["AEIOUAEIOUAEIOU"] * 15)
+    with pytest.raises(FormatError) as info:
+        parse_cgp(board + " / 0/0 0")
+    msg = str(info.value)
+    assert "A (45 where the distribution has 9)" in msg and "more letters" in msg and len(msg) < 200
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "8G " + "Q" * 15_000_000,
+        "8G QI" + " " * 1_000_000,
+        EMPTY + " A/ 0/0 0 gid " + "x" * 1_000_000 + ";",
+        GCG_HEAD + "#title " + "x" * 1_000_000 + "\n",
+        GCG_HEAD + "x" * 2_000_000,
+    ],
+)
+def test_huge_inputs_are_refused_quickly_with_short_messages(text):
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(FormatError) as info:
+        if text.startswith("8G"):
+            parse_move(text, new_board(), LD)
+        elif text.startswith("#"):
+            parse_gcg(text)
+        else:
+            parse_cgp(text)
+    assert time.perf_counter() - t0 < 0.5
+    msg = str(info.value)
+    assert len(msg) < 200 and ("…" in msg or "characters" in msg), msg
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("٨G QI", "bad coordinate"),
+        ("8G ıQ", "unknown tile 'ı'"),
+        ("8G Qİ", "unknown tile"),
+        ("8G Q\x00", "unknown tile '\\\\x00'"),
+        ("8G Q[[I]", "bad multi-character tile"),
+        ("8G Q[I", "unclosed"),
+        ("8G Q]I", "unbalanced"),
+        ("8G Q()I", "empty parentheses"),
+        ("exch ß", "unknown rack tile 'ß'"),
+        ("exch ı", "unknown rack tile 'ı'"),
+        ("99999999999999999999G QI", "bad coordinate"),
+        ("8G " + "A" * 62, "too long"),
+        ("8A ABCDEFGH", "places 8 tiles"),
+    ],
+)
+def test_move_hostile(text, needle):
+    with pytest.raises(FormatError, match=needle):
+        parse_move(text, new_board(), LD)
+
+
+def test_move_length_limit_is_generous():
+    assert parse_move("  8A    ABCDEFG   ", new_board(), LD).tiles_played == 7
+    assert parse_move("(exch ABCDEFG)", new_board(), LD).kind == "exchange"
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (GCG_HEAD + ">a: AB 8G AB +8 --10\n", "cumulative score '--10'"),
+        (GCG_HEAD + ">a: AB 8G AB ++8 8\n", "signed score '\\+\\+8'"),
+        (GCG_HEAD + ">a: AB 8G AB +2147483648 2147483648\n", "2147483648: out of range"),
+        (GCG_HEAD + ">a: AB 8G AB +8 -2147483649\n", "out of range"),
+        (GCG_HEAD + ">a: AB 8G AB +8 ٨\n", "cumulative score"),
+        (GCG_HEAD + ">a: AB 8G AB +²8 8\n", "signed score"),
+        (GCG_HEAD + ">a: AB -0 +0 0\n", "exchanged tiles 0: out of range"),
+        (GCG_HEAD + ">a: AB -8 +0 0\n", "exchanged tiles 8: out of range"),
+        (GCG_HEAD + ">a: () +0 0\n", "bad end-of-game rack"),
+        (GCG_HEAD + ">a: AB\x00 - +0 0\n", "control character U\\+0000"),
+        (GCG_HEAD + "#title " + "x" * 5000 + "\n", "line 3 has 5007 characters"),
+        (GCG_HEAD + ">a: AB - +0 0\n" * 2001, "more than 2000 events"),
+        ("#lexicon A\n#lexicon B\n" + GCG_HEAD, "#lexicon is given twice"),
+        (GCG_HEAD + "#player1 c C\n", "#player1 is given twice"),
+        ("#player2 b B\n#player1 a A\n", "#player2 before #player1"),
+        ("#player1 a:b A\n#player2 b B\n", "without ':'"),
+        (GCG_HEAD + "#character-encoding UTF-8\n", "must be the first line"),
+    ],
+)
+def test_gcg_hostile(text, needle):
+    with pytest.raises(FormatError, match=needle):
+        parse_gcg(text)
+
+
+def test_gcg_line_endings_bom_and_latin1_c1():
+    crlf = "\ufeff#character-encoding UTF-8\r\n" + GCG_HEAD.replace("\n", "\r\n") + ">a: AB 8G AB +8 8\r\n"
+    assert parse_gcg(crlf).events[0].cumulative == 8
+    cr = GCG_HEAD.replace("\n", "\r") + ">a: AB 8G AB +8 8\r"
+    assert len(parse_gcg(cr).events) == 1
+    # a UTF-8 byte-order mark means UTF-8, with or without the declaration
+    bom = b"\xef\xbb\xbf" + "#player1 jos\xe9 J\n#player2 b B\n".encode()
+    assert parse_gcg(decode_gcg(bom)).players[0][0] == "jos\xe9"
+    with pytest.raises(FormatError, match="UTF-16"):
+        decode_gcg(crlf.encode("utf-16"))
+    # ISO-8859-1 byte 0x85 (NEL) stays inside its line: only CR and LF end lines
+    latin = (GCG_HEAD + ">a: AB 8G AB +8 8\n#note wait\x85 what\n").encode("iso-8859-1")
+    game = parse_gcg(decode_gcg(latin))
+    assert game.events[0].note == "wait\x85 what"
+
+
+def test_gcg_long_notes_are_linear():
+    import time
+
+    text = GCG_HEAD + ">a: AB 8G AB +8 8\n#note x\n" + "y\n" * 130_000
+    t0 = time.perf_counter()
+    game = parse_gcg(text)
+    assert time.perf_counter() - t0 < 1
+    assert len(game.events[0].note) == 1 + 2 * 130_000
+    # lines just under the length limit: every check is linear in the text
+    t0 = time.perf_counter()
+    parse_gcg(GCG_HEAD + (">a: AB 8G AB +8 8\n#note " + "x" * 4000 + "\n") * 60)
+    assert time.perf_counter() - t0 < 1
+
+
+def test_excerpt():
+    from macondo_server.formats import excerpt
+
+    assert excerpt("8G QI") == "'8G QI'"
+    long = excerpt("Q" * 1_000_000)
+    assert long == "'" + "Q" * 40 + "…' (1000000 chars)"
+    assert excerpt("a\x00b") == "'a\\x00b'"
+    assert len(excerpt("\U000e0001" * 100)) < 80
+    assert len(excerpt("x" * 100, limit=10)) < 40
