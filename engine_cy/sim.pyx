@@ -18,6 +18,13 @@ from engine_cy.board cimport Board
 from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, move_from_fields, move_cmp
 from engine_cy.rng cimport Rng, rng_seed, rng_below, splitmix64
 
+cdef extern from *:
+    """
+    static inline int macondo_sim_read_flag(const int* p) { return *(const volatile int*) p; }
+    """
+    int read_flag "macondo_sim_read_flag"(const int* p) noexcept nogil
+
+
 cdef enum:
     LANES = 2 * MAX_BOARD_DIM
     MAX_PLIES = 16
@@ -50,8 +57,15 @@ cdef class SimWorker:
     cdef long long* n
     cdef double* ply_score     # [cand * MAX_PLIES + ply]
     cdef double* ply_bingo
+    # one iteration's samples, added to the accumulators only when the iteration completes (a stop in the
+    # middle of an iteration discards it, so the statistics always cover whole iterations)
+    cdef double* it_eq
+    cdef double* it_win
+    cdef double* it_ply_score  # [cand * MAX_PLIES + ply]
+    cdef double* it_ply_bingo
+    cdef uint8_t* it_done
     cdef public long long iterations
-    cdef public bint stop
+    cdef public int stop       # set from another thread; polled per candidate and per ply
     # The opponent's first reply reuses a search of the root board: a candidate changes only a few lanes
     # (its own, its neighbours, the crossing ones), and with tiles left in the bag a placement's equity
     # depends only on the rack and its lane. So each iteration searches every lane of the root board once
@@ -66,6 +80,11 @@ cdef class SimWorker:
         self.cands = NULL
         self.active = NULL
         self.eq_sum = NULL
+        self.it_eq = NULL
+        self.it_win = NULL
+        self.it_ply_score = NULL
+        self.it_ply_bingo = NULL
+        self.it_done = NULL
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, candidates, known_opp, wintable,
                  uint64_t seed, int plies=2, int bingo_bonus=50):
@@ -81,7 +100,7 @@ cdef class SimWorker:
         self.me = self.g.on_turn
         self.plies = plies
         self.seed = seed
-        self.stop = False
+        self.stop = 0
         self.iterations = 0
         table = np.ascontiguousarray(wintable, dtype=np.float64)
         if table.shape != (WIN_ROWS, WIN_COLS):
@@ -121,7 +140,13 @@ cdef class SimWorker:
         self.n = <long long*> calloc(max(1, self.n_cands), sizeof(long long))
         self.ply_score = <double*> calloc(max(1, self.n_cands) * MAX_PLIES, sizeof(double))
         self.ply_bingo = <double*> calloc(max(1, self.n_cands) * MAX_PLIES, sizeof(double))
-        if self.ply_bingo == NULL or self.cands == NULL:
+        self.it_eq = <double*> calloc(max(1, self.n_cands), sizeof(double))
+        self.it_win = <double*> calloc(max(1, self.n_cands), sizeof(double))
+        self.it_ply_score = <double*> calloc(max(1, self.n_cands) * MAX_PLIES, sizeof(double))
+        self.it_ply_bingo = <double*> calloc(max(1, self.n_cands) * MAX_PLIES, sizeof(double))
+        self.it_done = <uint8_t*> calloc(max(1, self.n_cands), 1)
+        if self.ply_bingo == NULL or self.cands == NULL or self.it_eq == NULL or self.it_win == NULL or \
+                self.it_ply_score == NULL or self.it_ply_bingo == NULL or self.it_done == NULL:
             raise MemoryError()
         for i, (kind, row, col, vertical, tiles, score) in enumerate(candidates):
             self.active[i] = 1
@@ -217,6 +242,11 @@ cdef class SimWorker:
         free(self.n)
         free(self.ply_score)
         free(self.ply_bingo)
+        free(self.it_eq)
+        free(self.it_win)
+        free(self.it_ply_score)
+        free(self.it_ply_bingo)
+        free(self.it_done)
 
     def affected_lanes(self, int c):
         """Lanes (dir, lane) that candidate c changes, whose search the first reply repeats."""
@@ -234,7 +264,9 @@ cdef class SimWorker:
             unseen = WIN_COLS - 1
         return self.wintable[(300 - spread) * WIN_COLS + unseen]
 
-    cdef void iterate(self, uint64_t index) noexcept nogil:
+    cdef bint iterate(self, uint64_t index) noexcept nogil:
+        """One iteration over every active candidate; returns False (nothing recorded) when the stop flag
+        was seen before it completed."""
         cdef Rng rng
         cdef uint64_t st = self.seed ^ (index * 0xD1B54A32D192ED03ULL)
         cdef ml_t shuffled[MAX_POOL]
@@ -246,7 +278,9 @@ cdef class SimWorker:
         cdef Move best
         cdef double leftover, eq, win
         cdef int our_leave, their_leave
-        cdef bint reuse
+        cdef bint reuse, stopped = False
+        cdef double* it_ps
+        cdef double* it_pb
         rng_seed(&rng, splitmix64(&st))
         memcpy(shuffled, self.pool, self.pool_n * sizeof(ml_t))
         for i in range(self.pool_n - 1, 0, -1):
@@ -267,13 +301,24 @@ cdef class SimWorker:
         reuse = self.reuse_lanes and self.plies > 0 and self.g.bag_n > 0
         if reuse:
             self.mg.lane_bests(self.g.racks[opp_p], self.g.bag_n, self.all_lanes, self.base_best, self.base_has)
+        memset(self.it_done, 0, self.n_cands)
         for c in range(self.n_cands):
             if not self.active[c]:
                 continue
+            if read_flag(&self.stop):
+                stopped = True
+                break
+            it_ps = &self.it_ply_score[c * MAX_PLIES]
+            it_pb = &self.it_ply_bingo[c * MAX_PLIES]
+            memset(it_ps, 0, MAX_PLIES * sizeof(double))
+            memset(it_pb, 0, MAX_PLIES * sizeof(double))
             self.g.play_c(&self.cands[c])
             k = 1
             for ply in range(self.plies):
                 if self.g.over:
+                    break
+                if ply > 0 and read_flag(&self.stop):
+                    stopped = True
                     break
                 mover = self.g.on_turn
                 if ply == 0 and reuse and self.g.bag_n > 0 and mover == opp_p:
@@ -284,11 +329,15 @@ cdef class SimWorker:
                     best = self.mg.move_buf[0]
                 leave_p[ply] = mover
                 leave_v[ply] = self.mg.leave_value[best.leave_mask] if self.g.bag_n > 0 else 0
-                self.ply_score[c * MAX_PLIES + ply] += best.score
+                it_ps[ply] = best.score
                 if best.kind == MOVE_PLACE and best.n_tiles == RACK_SIZE:
-                    self.ply_bingo[c * MAX_PLIES + ply] += 1
+                    it_pb[ply] = 1
                 self.g.play_c(&best)
                 k += 1
+            if stopped:
+                for i in range(k):
+                    self.g.undo_c()
+                break
             # leftover: the leaves kept at the last two plies, ours minus theirs
             our_leave = 0
             their_leave = 0
@@ -310,23 +359,37 @@ cdef class SimWorker:
                 else:
                     u = self.g.bag_n + self.g.rack_n[self.me]
                     win = 1.0 - self.win_lookup(-i, u)
+            self.it_eq[c] = eq
+            self.it_win[c] = win
+            self.it_done[c] = 1
+            for i in range(k):
+                self.g.undo_c()
+        if stopped:
+            return False
+        for c in range(self.n_cands):
+            if not self.it_done[c]:
+                continue
+            eq = self.it_eq[c]
+            win = self.it_win[c]
             self.eq_sum[c] += eq
             self.eq_sq[c] += eq * eq
             self.win_sum[c] += win
             self.win_sq[c] += win * win
             self.n[c] += 1
-            for i in range(k):
-                self.g.undo_c()
+            for ply in range(self.plies):
+                self.ply_score[c * MAX_PLIES + ply] += self.it_ply_score[c * MAX_PLIES + ply]
+                self.ply_bingo[c * MAX_PLIES + ply] += self.it_ply_bingo[c * MAX_PLIES + ply]
         self.iterations += 1
+        return True
 
     def run(self, uint64_t first, uint64_t step, int count):
-        """Iterations first, first + step, ... (count of them), GIL released; stops early on self.stop."""
+        """Iterations first, first + step, ... (count of them), GIL released; returns how many completed.
+        Stops early on self.stop, within one candidate's ply (the iteration in progress is discarded)."""
         cdef int i, done = 0
         with nogil:
             for i in range(count):
-                if self.stop:
+                if read_flag(&self.stop) or not self.iterate(first + i * step):
                     break
-                self.iterate(first + i * step)
                 done += 1
         return done
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from engine_cy.sim import SimWorker
 
-from .engine import Engine, GeneratedMove, bag_for_mover, find_move, known_opponent_tiles
-from .formats import FormatError, Position, format_move
+from .engine import Engine, GeneratedMove, bag_for_mover, known_opponent_tiles
+from .formats import FormatError, Position, format_move, parse_move
 from .gamestate import game_from_position
 from .jobs import watch_stop
 
@@ -144,7 +144,10 @@ def _compare(a: SimPlay, b: SimPlay) -> int:
 class SimJob:
     """One simulation: validated on construction; run() from any thread, stop() from any other."""
 
-    def __init__(self, engine: Engine, pos: Position, opts: SimOptions) -> None:
+    def __init__(self, engine: Engine, pos: Position, opts: SimOptions,
+                 stop: threading.Event | None = None) -> None:
+        """`stop` (optional) is checked during the setup: once set, no more named plays are looked up and the
+        job ends at once when run."""
         opts.validate()
         self.opts = opts
         lex = engine.lexicon_for(pos, opts.lexicon)
@@ -159,14 +162,25 @@ class SimJob:
             known = list(pos.racks[1])
         gen = engine.generate(pos, lexicon=lex.name)
         chosen: list[tuple[GeneratedMove, bool]] = [(m, False) for m in gen.moves[:opts.num_plays]]
-        for text in opts.plays:
-            named = find_move(gen.moves, text, pos)
-            for i, (m, _) in enumerate(chosen):
-                if m is named:
-                    chosen[i] = (m, True)
+        if opts.plays:
+            # one index of the generated moves by notation (find_move per named play would format every move
+            # each time: quadratic, half an hour for every legal play of an open board)
+            by_text: dict[str, GeneratedMove] = {}
+            for m in gen.moves:
+                by_text.setdefault(format_move(m.move, ld, pos.board), m)
+            where = {id(m): i for i, (m, _) in enumerate(chosen)}
+            for text in opts.plays:
+                if stop is not None and stop.is_set():
                     break
-            else:
-                chosen.append((named, True))
+                named = by_text.get(format_move(parse_move(text, pos.board, ld), ld, pos.board))
+                if named is None:
+                    raise FormatError(f"move {text!r} is not a legal play here")
+                i = where.get(id(named))
+                if i is None:
+                    where[id(named)] = len(chosen)
+                    chosen.append((named, True))
+                else:
+                    chosen[i] = (named, True)
         self.plays = [
             SimPlay(format_move(m.move, ld, pos.board), format_move(m.move, ld, pos.board, style="table").strip(),
                     m.score, ld.rack_str(list(m.leave)), m, pos, protected)
@@ -184,6 +198,8 @@ class SimJob:
         self.iterations = 0
         self.t0 = time.monotonic()
         self.reason = ""
+        if stop is not None and stop.is_set():
+            self.stop()
 
     def stop(self) -> None:
         self._stop.set()
