@@ -44,7 +44,14 @@ cdef class EndgameWorker:
     cdef int own_stop
     cdef double deadline      # monotonic seconds; 0 = none
     cdef bint aborted
-    cdef bint no_abort        # depth 1 always completes
+    cdef bint no_abort        # no stop checks (cleared by the root after its first move when root_guard)
+    cdef bint root_guard      # iterative deepening's depth 1: stoppable once one root move is searched
+    cdef double stop_seen     # when depth 1 first saw the stop (it may finish within DEPTH1_GRACE)
+    # the best fully searched root move of the current search (what a stop during depth 1 reports)
+    cdef bint root_have
+    cdef int root_best
+    cdef uint64_t root_move
+    cdef int32_t root_score
     cdef public int helper_id # Lazy SMP helpers vary their move ordering
     cdef public bint use_tt     # off only to test the table against plain search
     cdef public bint heuristics  # leaves not at the end of the game are scored by a greedy playout
@@ -52,6 +59,7 @@ cdef class EndgameWorker:
 
     cdef void attach(self, Game g)
     cdef int negamax(self, int depth, int ply, int alpha, int beta, bint pv) noexcept nogil
+    cdef bint grace_over(self) noexcept nogil
     cdef int search_c(self, int plies, int alpha, int beta) noexcept nogil
     cdef int id_search_c(self, int plies, int alpha, int beta) noexcept nogil
     cdef bint grow_arena(self, int need) noexcept nogil

@@ -18,6 +18,13 @@ from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
                                 pack_move, unpack_move, packed_kind, packed_tiles)
 
+cdef extern from *:
+    """
+    static inline int macondo_eg_read_flag(const int* p) { return *(const volatile int*) p; }
+    """
+    int read_flag "macondo_eg_read_flag"(const int* p) noexcept nogil
+
+
 cdef enum:
     TT_EXACT = 1
     TT_LOWER = 2
@@ -36,6 +43,12 @@ cdef inline double now() noexcept nogil:
 
 def monotonic():
     return now()
+
+
+# A stop (or the time limit) during iterative deepening's depth 1 lets depth 1 run on for at most this many
+# seconds (a completed depth is worth more than the best of some root moves), then takes the best root move
+# searched so far.
+cdef double DEPTH1_GRACE = 0.3
 
 
 cdef int arena_cmp_desc(const void* a, const void* b) noexcept nogil:
@@ -252,7 +265,8 @@ cdef class EndgameWorker:
                 self.tt.store(self.g.hash, v - spread, 0, TT_EXACT, 0)
             return v
         if not self.no_abort:
-            if self.stop_flag[0]:
+            # one load per interior node (another thread sets the flag); the clock only every 1024 nodes
+            if read_flag(self.stop_flag):
                 self.aborted = True
                 return 0
             if self.deadline > 0 and (self.nodes & 1023) == 0 and now() >= self.deadline:
@@ -326,6 +340,14 @@ cdef class EndgameWorker:
         self.atop = base + n
         alpha_in = alpha
         for i in range(n):
+            # the children of a depth-1 node are leaves (greedy playouts), which never look at the flag
+            if depth == 1 and i > 0 and not self.no_abort and \
+                    (read_flag(self.stop_flag) or (self.deadline > 0 and now() >= self.deadline)):
+                self.stop_flag[0] = 1
+                if not self.root_guard or self.grace_over():
+                    self.aborted = True
+                    self.atop = base
+                    return 0
             a = &self.arena[base]   # the arena may move while children grow it
             if i < LAZY_PICKS:
                 k = i
@@ -353,6 +375,14 @@ cdef class EndgameWorker:
             if self.aborted:
                 self.atop = base
                 return 0
+            if ply == 0:
+                if not self.root_have or v > self.root_best:
+                    self.root_have = True
+                    self.root_best = v
+                    self.root_move = mv
+                    self.root_score = self.arena[base + i].score
+                if self.root_guard:
+                    self.no_abort = False    # one root move is searched: from now on a stop is honoured
             if v > best:
                 best = v
                 best_move = mv
@@ -378,10 +408,18 @@ cdef class EndgameWorker:
         self.tt.store(self.g.hash, best - spread, depth, flag, best_move)
         return best
 
+    cdef bint grace_over(self) noexcept nogil:
+        cdef double t = now()
+        if self.stop_seen == 0:
+            self.stop_seen = t
+        return t - self.stop_seen >= DEPTH1_GRACE
+
     cdef int search_c(self, int plies, int alpha, int beta) noexcept nogil:
         """One search of the attached game to `plies` (the root is a PV node). The result is meaningless
         when self.aborted is set."""
         self.aborted = False
+        self.root_have = False
+        self.stop_seen = 0
         self.atop = 0
         self.solver_player = self.g.on_turn
         if plies > EG_MAX_PLY - 1:
@@ -389,13 +427,18 @@ cdef class EndgameWorker:
         return self.negamax(plies, 0, alpha, beta, True)
 
     cdef int id_search_c(self, int plies, int alpha, int beta) noexcept nogil:
-        """Iterative deepening 1..plies; returns the deepest completed value (depth 1 always completes)."""
+        """Iterative deepening 1..plies; returns the deepest completed value, or when stopped during depth 1
+        (never before its first root move is searched) the best root move's value so far."""
         cdef int d, v = 0, r
         for d in range(1, plies + 1):
             self.no_abort = d == 1
+            self.root_guard = d == 1
             r = self.search_c(d, alpha, beta)
             self.no_abort = False
+            self.root_guard = False
             if self.aborted:
+                if d == 1 and self.root_have:
+                    v = self.root_best
                 break
             v = r
         return v
@@ -403,8 +446,8 @@ cdef class EndgameWorker:
     # ------------------------------------------------------------ Python API
 
     def search(self, int plies, int alpha=-EG_INF, int beta=EG_INF, bint iterative=True):
-        """Search the bound game; returns the final spread for the player to move (None when stopped
-        before depth 1 completed, which cannot happen: depth 1 always completes)."""
+        """Search the bound game; returns the final spread for the player to move (iterative: the deepest
+        completed depth's, or the best root move's so far when stopped during depth 1)."""
         cdef int v
         if self.g is None:
             raise ValueError("no game is bound")
@@ -419,6 +462,16 @@ cdef class EndgameWorker:
     def principal_variation(self):
         """(packed move, score) pairs of the last completed root search."""
         return [(self.pv[0][i], self.pv_score[0][i]) for i in range(self.pv_len[0])]
+
+    def partial_root(self):
+        """After a search stopped before completing: (value, line) of the best fully searched root move,
+        or None. The line is the principal variation when it starts with that move (a full window), else
+        the move alone."""
+        if not self.root_have:
+            return None
+        if self.pv_len[0] > 0 and self.pv[0][0] == self.root_move:
+            return self.root_best, self.principal_variation()
+        return self.root_best, [(self.root_move, self.root_score)]
 
     def set_deadline(self, double deadline):
         self.deadline = deadline
@@ -488,7 +541,8 @@ cdef class EndgameSolver:
         return self.workers[i]
 
     def stop(self):
-        """Stop the running solve; it returns the deepest completed result."""
+        """Stop the running solve (or, when none runs, the next one: a stop that races the start of a solve
+        is not lost); it returns the deepest completed result."""
         self.stop_flag = 1
 
     @property
@@ -520,7 +574,6 @@ cdef class EndgameSolver:
         p = root.on_turn
         sc = root.scores
         start_spread = sc[p] - sc[1 - p]
-        self.stop_flag = 0
         deadline = t0 + max_time if max_time > 0 else 0
         for i in range(threads):
             w = self.worker(i)
@@ -535,6 +588,7 @@ cdef class EndgameSolver:
         result = {"value": 0, "final_spread": start_spread, "line": [], "depth": 0, "nodes": 0,
                   "seconds": 0.0, "complete": False, "stopped": False}
         if root.game_over:
+            self.stop_flag = 0
             result.update(complete=True, seconds=now() - t0)
             return result
 
@@ -546,11 +600,19 @@ cdef class EndgameSolver:
             h.start()
         try:
             for d in range(1, plies + 1):
+                # depth 1 cannot be stopped before its first root move is searched; stopped later, it reports
+                # the best root move searched so far (depth 0: no depth completed)
                 main.no_abort = d == 1
+                main.root_guard = d == 1
                 with nogil:
                     r = main.search_c(d, alpha, beta)
                 main.no_abort = False
+                main.root_guard = False
                 if main.aborted:
+                    partial = main.partial_root() if d == 1 else None
+                    if partial is not None:
+                        result.update(value=partial[0] - start_spread, final_spread=partial[0], line=partial[1],
+                                      depth=0, nodes=self.nodes, seconds=now() - t0)
                     break
                 result.update(value=r - start_spread, final_spread=r, line=main.principal_variation(), depth=d,
                               nodes=self.nodes, seconds=now() - t0)
@@ -562,6 +624,7 @@ cdef class EndgameSolver:
             self.stop_flag = 1
             for h in helpers:
                 h.join()
+            self.stop_flag = 0     # the solver is ready for the next solve
         result["estimated"] = []
         if heuristics and result["line"]:
             # moves past the horizon: the greedy playout that scored the principal leaf
@@ -592,7 +655,7 @@ def _helper_run(EndgameWorker w, int plies, int alpha, int beta, int helper):
     with nogil:
         start = 1 + (helper & 1)
         d = start
-        while d <= plies and w.stop_flag[0] == 0:
+        while d <= plies and read_flag(w.stop_flag) == 0:
             w.no_abort = False
             w.search_c(d, alpha, beta)
             if w.aborted:

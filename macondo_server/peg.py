@@ -341,6 +341,8 @@ class PegJob:
                 p = self.plays[pi]
                 g = p.groups[gi]
                 outcome, _ = w.solve_draw(self._move_tuple(p), g.seq, self._opp_counts(g.seq))
+                if w.stopped:
+                    return  # cut short by a stop or the time limit: the draw stays unsolved, not a verdict
                 with self._lock:
                     p.record(g, outcome)
                     self.done_jobs += 1
