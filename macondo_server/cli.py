@@ -8,10 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn, TypeVar
 
 from . import __version__
 from .config import Settings
@@ -25,6 +29,48 @@ class CliError(Exception):
 
 def _registry(args: argparse.Namespace) -> LexiconRegistry:
     return LexiconRegistry(Settings.load(getattr(args, "data_dir", None)))
+
+
+T = TypeVar("T")
+
+
+def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str = "job") -> T:
+    """Run a long job in a worker thread and return its result. The first Ctrl-C asks the job to stop (it
+    then returns its best result so far, which the caller prints); a second one abandons it
+    (KeyboardInterrupt). The main thread only waits, so the signal is handled at once even while the
+    engine runs without the GIL."""
+    if threading.current_thread() is not threading.main_thread():
+        return run()
+    out: dict = {}
+
+    def work() -> None:
+        try:
+            out["result"] = run()
+        except BaseException as exc:  # noqa: BLE001 (re-raised in the main thread)
+            out["error"] = exc
+
+    interrupts = 0
+
+    def on_sigint(signum: int, frame: object) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1:
+            raise KeyboardInterrupt
+        print(f"macondo: stopping the {name}; its best result so far follows (Ctrl-C again to abandon it)",
+              file=sys.stderr, flush=True)
+        stop()
+
+    worker = threading.Thread(target=work, name=f"macondo-{name}", daemon=True)
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
 
 
 # ------------------------------------------------------------------ lexicon
@@ -207,11 +253,12 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done)
 
+    stop = threading.Event()
     try:
-        summary = run_autoplay(
+        summary = run_interruptible(lambda: run_autoplay(
             bot1, bot2, args.games, seed=args.seed,
-            threads=args.threads, pairs=args.pairs, gcg_dir=args.gcg_dir, progress=progress,
-        )
+            threads=args.threads, pairs=args.pairs, gcg_dir=args.gcg_dir, progress=progress, stop=stop,
+        ), stop.set, "autoplay")
     finally:
         if bar is not None:
             bar.stop()
@@ -248,11 +295,7 @@ def cmd_endgame(args: argparse.Namespace) -> int:
             print(f"depth {r.depth}: value {r.value:+d}  {line}  ({r.nodes} nodes, {r.seconds:.2f} s)",
                   file=sys.stderr)
 
-    try:
-        res = job.run(progress)
-    except KeyboardInterrupt:
-        job.stop()
-        raise
+    res = run_interruptible(lambda: job.run(progress), job.stop, "endgame")
     if args.json:
         print(json.dumps(res.to_json()))
         return 0
@@ -267,7 +310,12 @@ def cmd_endgame(args: argparse.Namespace) -> int:
     print("Best sequence:")
     for i, m in enumerate(res.line, 1):
         print(f"{i}) {'~' if m.estimated else ''}{m.table.strip()} ({m.score})")
-    note = "" if res.complete else f" (stopped; deepest completed depth {res.depth} of {args.plies})"
+    if res.complete:
+        note = ""
+    elif res.depth == 0:
+        note = " (stopped during depth 1: the best of the first moves searched)"
+    else:
+        note = f" (stopped; deepest completed depth {res.depth} of {args.plies})"
     print(f"depth {res.depth}, {res.nodes} nodes in {res.seconds:.2f} s{note}")
     return 0
 
@@ -293,10 +341,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
             live.update(Text(format_sim_table(r)))
 
     try:
-        res = job.run(progress)
-    except KeyboardInterrupt:
-        job.stop()
-        raise
+        res = run_interruptible(lambda: job.run(progress), job.stop, "simulation")
     finally:
         if live is not None:
             live.stop()
@@ -331,11 +376,7 @@ def cmd_peg(args: argparse.Namespace) -> int:
         opts.skip_tiebreaker = True
     job = PegJob(_engine(args), pos, opts)
     if args.eventuality:
-        try:
-            text = job.eventuality(args.eventuality)
-        except KeyboardInterrupt:
-            job.stop()
-            raise
+        text = run_interruptible(lambda: job.eventuality(args.eventuality), job.stop, "pre-endgame")
         print(json.dumps({"eventuality": args.eventuality.upper(), "text": text}) if args.json else text)
         return 0
     live = not args.json and sys.stderr.isatty()
@@ -347,11 +388,7 @@ def cmd_peg(args: argparse.Namespace) -> int:
                   f"draws {r.done_jobs}/{r.total_jobs}, {r.endgames} endgames, {r.nested_calls} nested calls "
                   f"({r.nested_hits} cached), {r.seconds:.1f} s", file=sys.stderr)
 
-    try:
-        res = job.run(progress, interval=2.0)
-    except KeyboardInterrupt:
-        job.stop()
-        raise
+    res = run_interruptible(lambda: job.run(progress, interval=2.0), job.stop, "pre-endgame")
     if args.json:
         print(json.dumps(res.to_json()))
         return 0
@@ -366,8 +403,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .limits import LimitError, Limits, parse_assignments
     from .server import ServerStartError, serve
 
-    if not 0 <= args.port <= 65535:
-        raise CliError(f"port {args.port} is out of range")
     try:
         limits = Limits.load(parse_assignments(args.limit or []), max_jobs=args.max_jobs)
     except LimitError as exc:
@@ -413,31 +448,83 @@ def cmd_bots(args: argparse.Namespace) -> int:
         raise CliError(exc.message) from None
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {v}")
-    return v
+# ------------------------------------------------------------------ numeric arguments
+#
+# Every numeric option takes plain ASCII digits (a leading minus only where negative values mean something)
+# and is checked against its range here, so a bad value is a one-line error naming the option and the range,
+# never an OverflowError deep in the engine.
+
+MAX_SEED = 2**64 - 1              # seeds are unsigned 64-bit in the engine
+MAX_THREADS = 256
+MAX_SECONDS = 1_000_000.0
+MAX_TT_MB = 65536
+EG_MAX_PLIES = 60                 # endgame.MAX_PLIES (kept here so that parsing imports no engine)
+SIM_MAX_ITERATIONS = 10_000_000   # sim.MAX_ITERATIONS
+_INT_TEXT = re.compile(r"-?[0-9]{1,20}", re.ASCII)
+_DECIMAL_TEXT = re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,12})?|\.[0-9]{1,12}", re.ASCII)
 
 
-def _non_negative_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not v >= 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a non-negative number: {text}")
-    return v
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 24 else text[:24] + "...")
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from lo to hi."""
+    def parse(text: str) -> int:
+        if _INT_TEXT.fullmatch(text) is not None:
+            v = int(text)
+            if lo <= v <= hi:
+                return v
+        raise argparse.ArgumentTypeError(f"must be a whole number from {lo} to {hi}, got {_shown(text)}")
+
+    parse.__name__ = f"integer {lo}..{hi}"
+    return parse
+
+
+def int_choice(*values: int) -> Callable[[str], int]:
+    """An argparse type: one of a few whole numbers."""
+    names = ", ".join(str(v) for v in values[:-1]) + f" or {values[-1]}"
+
+    def parse(text: str) -> int:
+        if _INT_TEXT.fullmatch(text) is not None and int(text) in values:
+            return int(text)
+        raise argparse.ArgumentTypeError(f"must be {names}, got {_shown(text)}")
+
+    parse.__name__ = f"one of {names}"
+    return parse
+
+
+def seconds_in(hi: float) -> Callable[[str], float]:
+    """An argparse type: a decimal number of seconds from 0 to hi (digits and one point; no exponent)."""
+    def parse(text: str) -> float:
+        if _DECIMAL_TEXT.fullmatch(text) is not None:
+            v = float(text)
+            if 0 <= v <= hi:
+                return v
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to {hi:.0f}, got {_shown(text)}")
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+_seed = int_in(0, MAX_SEED)
+_threads = int_in(1, MAX_THREADS)
+_seconds = seconds_in(MAX_SECONDS)
+_tt_mb = int_in(1, MAX_TT_MB)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr and exit status 1, like every other error of the command."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"{self.prog}: error: {message}\n")
 
 
 # ------------------------------------------------------------------ parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="macondo",
         description="Crossword board game analysis engine (move generation, simulation, endgame, pre-endgame).",
     )
@@ -473,7 +560,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--lexicon", help="lexicon name (default: the CGP's lex opcode, else SCOWL70)")
     g.add_argument("--leaves", help="KLV2 leave file (default: NAME.klv2 beside the lexicon)")
     lim = g.add_mutually_exclusive_group()
-    lim.add_argument("-n", type=_positive_int, default=15, help="show the top N moves (default 15)")
+    lim.add_argument("-n", type=int_in(1, 1_000_000), default=15,
+                     help="show the top N moves (1 to 1000000; default 15)")
     lim.add_argument("--all", action="store_true", help="show every legal move")
     g.add_argument("--sort", choices=["equity", "score"], default="equity")
     g.add_argument("--json", action="store_true", help="print one JSON object")
@@ -484,25 +572,25 @@ def build_parser() -> argparse.ArgumentParser:
     cm.add_argument("move", help="e.g. '8G QI', '2L P.ND', 'exch ABC', 'pass'")
     cm.add_argument("--tileorder", help="bag draw order, first drawn first (length = unseen - 7)")
     cm.add_argument("--lexicon")
-    cm.add_argument("--seed", type=int, default=0, help="seed for random draws without a tile order")
+    cm.add_argument("--seed", type=_seed, default=0, help="seed for random draws without a tile order")
     cm.add_argument("--json", action="store_true")
     cm.set_defaults(func=cmd_commit)
 
     ld_ = sub.add_parser("load", help="replay a GCG file and print the position")
     ld_.add_argument("file")
-    ld_.add_argument("--turn", type=int, help="replay this many events (default: all)")
+    ld_.add_argument("--turn", type=int_in(0, 1_000_000), help="replay this many events (default: all)")
     ld_.add_argument("--lexicon", help="default: the file's #lexicon")
     ld_.add_argument("--json", action="store_true")
     ld_.set_defaults(func=cmd_load)
 
     ap = sub.add_parser("autoplay", help="static-equity bot against static-equity bot")
-    ap.add_argument("--games", type=_positive_int, default=100)
+    ap.add_argument("--games", type=int_in(1, 100_000_000), default=100)
     ap.add_argument("--lexicon")
     ap.add_argument("--leaves")
     ap.add_argument("--lexicon2")
     ap.add_argument("--leaves2")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
+    ap.add_argument("--seed", type=_seed, default=0)
+    ap.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
     ap.add_argument("--pairs", action="store_true", help="play games in pairs with identical draws")
     ap.add_argument("--gcg-dir", help="write every game as GCG here")
     ap.add_argument("--json", action="store_true")
@@ -510,28 +598,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     eg = sub.add_parser("endgame", help="solve an endgame (empty bag) exactly")
     eg.add_argument("cgp")
-    eg.add_argument("--plies", type=_positive_int, default=4, help="search depth (default 4)")
-    eg.add_argument("--max-time", type=_non_negative_float, default=0.0,
+    eg.add_argument("--plies", type=int_in(1, EG_MAX_PLIES), default=4,
+                    help=f"search depth (1 to {EG_MAX_PLIES}; default 4)")
+    eg.add_argument("--max-time", type=_seconds, default=0.0,
                     help="seconds; returns the deepest completed depth (default: no limit)")
-    eg.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
+    eg.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
     eg.add_argument("--first-win", action="store_true", help="only establish win / draw / loss")
     eg.add_argument("--no-heuristics", action="store_true",
                     help="score the horizon by the spread instead of a greedy playout")
-    eg.add_argument("--tt-mb", type=_positive_int, default=256, help="transposition table size in MB")
+    eg.add_argument("--tt-mb", type=_tt_mb, default=256, help="transposition table size in MB")
     eg.add_argument("--lexicon")
     eg.add_argument("--json", action="store_true")
     eg.set_defaults(func=cmd_endgame)
 
     sm = sub.add_parser("sim", help="rank candidate plays by Monte Carlo simulation")
     sm.add_argument("cgp")
-    sm.add_argument("--plies", type=int, default=2, help="look-ahead plies after the candidate (default 2)")
-    sm.add_argument("--num-plays", type=_positive_int, default=15, help="top N plays by static equity")
+    sm.add_argument("--plies", type=int_in(0, 15), default=2,
+                    help="look-ahead plies after the candidate (0 to 15; default 2)")
+    sm.add_argument("--num-plays", type=int_in(1, 500), default=15,
+                    help="top N plays by static equity (1 to 500)")
     sm.add_argument("--play", action="append", metavar="MOVE", help="also simulate this play (repeatable)")
-    sm.add_argument("--iterations", type=_positive_int, default=1000, help="iteration cap (default 1000)")
-    sm.add_argument("--stop", type=int, choices=[95, 98, 99], help="stop once the leader is separated")
-    sm.add_argument("--max-time", type=_non_negative_float, default=0.0)
-    sm.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
-    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--iterations", type=int_in(1, SIM_MAX_ITERATIONS), default=1000,
+                    help="iteration cap (default 1000)")
+    sm.add_argument("--stop", type=int_choice(95, 98, 99),
+                    help="stop once the leader is separated (95, 98 or 99)")
+    sm.add_argument("--max-time", type=_seconds, default=0.0)
+    sm.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
+    sm.add_argument("--seed", type=_seed, default=0)
     sm.add_argument("--opp-rack", help="known opponent tiles")
     sm.add_argument("--lexicon")
     sm.add_argument("--json", action="store_true")
@@ -539,31 +632,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     pg = sub.add_parser("peg", help="solve a pre-endgame (1 to 6 tiles in the bag) over every draw")
     pg.add_argument("cgp")
-    pg.add_argument("--endgame-plies", type=_positive_int, default=4, help="depth of each endgame (default 4)")
+    pg.add_argument("--endgame-plies", type=int_in(1, 30), default=4,
+                    help="depth of each endgame (1 to 30; default 4)")
     pg.add_argument("--only-solve", action="append", metavar="MOVE", help="solve only this play (repeatable)")
-    pg.add_argument("--max-tiles-left", type=int, default=1,
+    pg.add_argument("--max-tiles-left", type=int_in(-1, 6), default=1,
                     help="plays leaving at most N tiles in the bag (-1 all, 0 only bag-emptying; default 1)")
-    pg.add_argument("--max-nested-depth", type=int, default=1, help="-1 unlimited, 0 no nested solves")
+    pg.add_argument("--max-nested-depth", type=int_in(-1, 100), default=1,
+                    help="-1 unlimited, 0 no nested solves")
     pg.add_argument("--skip-deep-pass", type=_bool_text, default=True, metavar="true|false")
     pg.add_argument("--early-cutoff", action="store_true", help="abandon plays that cannot beat the leader")
     pg.add_argument("--skip-tiebreaker", action="store_true")
     pg.add_argument("--opp-rack", help="known opponent tiles")
     pg.add_argument("--endgame-heuristics", action="store_true",
                     help="score endgame horizons by a greedy playout (slower; default: the spread)")
-    pg.add_argument("--threads", type=_positive_int, default=os.cpu_count() or 1)
-    pg.add_argument("--max-time", type=_non_negative_float, default=0.0)
-    pg.add_argument("--tt-mb", type=_positive_int, default=256)
+    pg.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
+    pg.add_argument("--max-time", type=_seconds, default=0.0)
+    pg.add_argument("--tt-mb", type=_tt_mb, default=256)
     pg.add_argument("--eventuality", metavar="LETTERS",
                     help="explain one draw order (first drawn first, as many tiles as the bag holds) for the plays")
-    pg.add_argument("--rows", type=_positive_int, default=30)
+    pg.add_argument("--rows", type=int_in(1, 1_000_000), default=30)
     pg.add_argument("--lexicon")
     pg.add_argument("--json", action="store_true")
     pg.set_defaults(func=cmd_peg)
 
     sv = sub.add_parser("serve", help="run the gRPC engine server")
     sv.add_argument("--host", default="127.0.0.1")
-    sv.add_argument("--port", type=int, default=50051)
-    sv.add_argument("--max-jobs", type=_positive_int, default=None,
+    sv.add_argument("--port", type=int_in(0, 65535), default=50051)
+    sv.add_argument("--max-jobs", type=int_in(1, 1_000_000), default=None,
                     help="concurrent long-running jobs (default: 4 x cores, at least 4)")
     sv.add_argument("--limit", action="append", metavar="NAME=VALUE",
                     help="override a limit (see --print-limits; also MACONDO_LIMIT_NAME=VALUE)")
@@ -581,8 +676,8 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--server2", help="bot 2 server (default: the first)")
     bt.add_argument("--strategy1", default="static", help="static, or sim[:iterations=N,plies=P,...]")
     bt.add_argument("--strategy2", default="static")
-    bt.add_argument("--games", type=_positive_int, default=20)
-    bt.add_argument("--seed", type=int, default=1)
+    bt.add_argument("--games", type=int_in(1, 100_000_000), default=20)
+    bt.add_argument("--seed", type=_seed, default=1)
     bt.add_argument("--lexicon", help="lexicon of the games (default: the server's)")
     bt.add_argument("--gcg-dir", help="write each game as GCG into this directory")
     bt.add_argument("--json", action="store_true")
