@@ -8,6 +8,10 @@
 Errors come back as `MacondoError` subclasses that carry the status code, the server's message and its
 machine-readable reason. Streams can be stopped (`stream.stop()`); the server then sends its best result
 so far as the final snapshot.
+
+Interactive programs: do not let a KeyboardInterrupt arise inside a stream's iteration (gRPC's iterator
+does not survive it: the next read fails with 'Internal gRPC call error 8' and the channel can hang).
+Consume the stream in a thread and call `stop()` from the main thread on Ctrl-C, as `macondo shell` does.
 """
 
 from __future__ import annotations
@@ -195,10 +199,16 @@ class Client:
     # -------------------------------------------------------------- plumbing
 
     def _unary(self, method: str, request: Any, timeout: float | None = None) -> Any:
+        # as a future: a KeyboardInterrupt while waiting then leaves gRPC consistent (the call is cancelled),
+        # where one inside a blocking call's completion-queue wait can break the channel
+        future = getattr(self.stub, method).future(request, timeout=timeout or self.timeout)
         try:
-            return getattr(self.stub, method)(request, timeout=timeout or self.timeout)
+            return future.result()
         except grpc.RpcError as exc:
             raise _translate(exc) from None
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
 
     def _stream(self, method: str, request: Any, timeout: float | None = None) -> Stream:
         call = getattr(self.stub, method)(request, timeout=timeout or self.stream_timeout)

@@ -7,12 +7,14 @@ Errors are printed as messages and the shell keeps running.
 from __future__ import annotations
 
 import cmd
+import contextlib
 import os
 import shlex
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,8 @@ from .render import autoplay_text, endgame_text, moves_table, peg_table, progres
 
 HISTORY_FILE = os.environ.get("MACONDO_HISTORY", str(Path.home() / ".macondo_shell_history"))
 MAX_STEP = 600.0
+POLL = 0.05          # seconds between checks of a followed job (Ctrl-C, progress)
+ABANDON_WAIT = 5.0   # after a second Ctrl-C, how long to wait for the cancelled stream to wind up
 
 
 class ShellError(Exception):
@@ -99,6 +103,7 @@ SIM_FLAGS = {
     "num-plays": Flag("num_plays", "int", "candidates by static equity (15)"),
     "play": Flag("plays", "list", "also simulate this play (repeatable)"),
     "avoid-prune": Flag("plays", "list", "never prune this play; added if missing (repeatable)"),
+    "fg": Flag("foreground", "bool", "run in the foreground: Ctrl-C stops it and shows the result"),
 }
 ENDGAME_FLAGS = {
     "plies": Flag("plies", "int", "search depth (4)"),
@@ -154,6 +159,54 @@ class BackgroundSim:
     @property
     def running(self) -> bool:
         return self.thread.is_alive()
+
+
+def follow(stream: Stream, errors: list[str], name: str) -> threading.Thread:
+    """Consume `stream` in a daemon thread (its snapshots land in stream.latest; failures in `errors`).
+    gRPC's stream iterator must never see a KeyboardInterrupt (the call breaks: 'Internal gRPC call error
+    8', then the channel), so the main thread only ever waits on this thread."""
+    def run() -> None:
+        try:
+            for _ in stream:
+                pass
+        except MacondoError as exc:
+            errors.append(exc.message)
+        except Exception as exc:  # noqa: BLE001 (shown to the user; the shell keeps running)
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+@contextlib.contextmanager
+def sigint_counter() -> Iterator[list[int]]:
+    """While the block runs, Ctrl-C only counts (hits[0]) instead of raising KeyboardInterrupt; the caller
+    polls the count. A no-op outside the main thread, where signals cannot be handled."""
+    hits = [0]
+    if threading.current_thread() is not threading.main_thread():
+        yield hits
+        return
+
+    def on_sigint(signum: int, frame: object) -> None:
+        hits[0] += 1
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield hits
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _stop_in_background(stream: Stream, errors: list[str]) -> None:
+    """StopJob without blocking the caller (a second Ctrl-C must still be able to abandon the job)."""
+    def run() -> None:
+        try:
+            stream.stop()
+        except MacondoError as exc:
+            errors.append(exc.message)
+
+    threading.Thread(target=run, name="stop-job", daemon=True).start()
 
 
 class MacondoShell(cmd.Cmd):
@@ -227,28 +280,48 @@ class MacondoShell(cmd.Cmd):
         if show:
             self.say(state.display)
 
-    def _foreground(self, stream: Stream, render: Callable[[Any], str]) -> Any:
-        """Follow a job to its end with a progress line on a terminal; Ctrl-C stops it and shows the best
-        result so far."""
+    def _foreground(self, stream: Stream, render: Callable[[Any], str],
+                    errors: list[str] | None = None, thread: threading.Thread | None = None) -> Any:
+        """Follow a job to its end with a progress line on a terminal. Ctrl-C stops it (StopJob): the server
+        then sends its best result so far as the final snapshot, which is shown. A second Ctrl-C abandons
+        the job (the stream is cancelled) and shows the last snapshot received, if any."""
         live = self.interactive and self.stdout.isatty()
+        errors = [] if errors is None else errors
+        if thread is None:
+            thread = follow(stream, errors, "job-follow")
         last = 0.0
-        while True:
-            try:
-                for snap in stream:
-                    if live and not snap.final and time.monotonic() - last > 0.5:
-                        last = time.monotonic()
-                        self.stdout.write("\r" + progress_line(snap)[:110].ljust(110))
-                        self.stdout.flush()
-                break
-            except KeyboardInterrupt:
-                self.say("\nstopping; the best result so far follows")
-                stream.stop()
+        handled = 0
+        abandoned = False
+        with sigint_counter() as hits:
+            while thread.is_alive():
+                thread.join(POLL)
+                if hits[0] > handled:
+                    handled = hits[0]
+                    if handled == 1:
+                        self.say("\nstopping; the best result so far follows (Ctrl-C again to abandon the job)")
+                        _stop_in_background(stream, errors)
+                    elif not abandoned:
+                        self.say("abandoning the job")
+                        abandoned = True
+                        stream.cancel()
+                        thread.join(ABANDON_WAIT)
+                        break
+                snap = stream.latest
+                if live and handled == 0 and snap is not None and not snap.final and \
+                        time.monotonic() - last > 0.5:
+                    last = time.monotonic()
+                    self.stdout.write("\r" + progress_line(snap)[:110].ljust(110))
+                    self.stdout.flush()
         if live:
             self.stdout.write("\r" + " " * 110 + "\r")
-        if stream.latest is None:
-            raise ShellError("the job ended without a result")
-        self.say(render(stream.latest))
-        return stream.latest
+            self.stdout.flush()
+        snap = stream.latest
+        if snap is None or (errors and not snap.final):
+            raise ShellError(errors[0] if errors else "the job ended without a result")
+        if not snap.final:
+            self.say("(abandoned: the last progress report follows)")
+        self.say(render(snap))
+        return snap
 
     # -------------------------------------------------------------- position and moves
 
@@ -360,19 +433,14 @@ class MacondoShell(cmd.Cmd):
         pos, opts = parse_flags(words, SIM_FLAGS)
         if pos:
             raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -play")
+        foreground = opts.pop("foreground", False)
         stream = self.client.simulate(game.cgp, lexicon=self.lexicon, **opts)
         errors: list[str] = []
-
-        def follow() -> None:
-            try:
-                for _ in stream:
-                    pass
-            except MacondoError as exc:
-                errors.append(exc.message)
-
-        thread = threading.Thread(target=follow, name="sim-follow", daemon=True)
-        thread.start()
+        thread = follow(stream, errors, "sim-follow")
         self.sim = BackgroundSim(stream, thread, errors)
+        if foreground:
+            self._foreground(stream, sim_table, errors, thread)
+            return
         thread.join(0.3)
         if errors:
             raise ShellError(errors[0])
@@ -384,8 +452,11 @@ class MacondoShell(cmd.Cmd):
             raise ShellError("no simulation: start one with sim [options]")
         if verb == "stop":
             if sim.running:
-                sim.stream.stop()
-                sim.thread.join(MAX_STEP)
+                with sigint_counter() as hits:
+                    _stop_in_background(sim.stream, sim.error)
+                    deadline = time.monotonic() + MAX_STEP
+                    while sim.running and not hits[0] and time.monotonic() < deadline:
+                        sim.thread.join(POLL)
         elif verb == "watch":
             self._watch(sim)
         if sim.error:
@@ -397,20 +468,21 @@ class MacondoShell(cmd.Cmd):
         self.say(sim_table(snap, details=verb == "details"))
 
     def _watch(self, sim: BackgroundSim) -> None:
-        if not (self.interactive and self.stdout.isatty()):
-            sim.thread.join()
-            return
-        try:
-            from rich.live import Live
-            from rich.text import Text
+        """Follow the background simulation until it ends; Ctrl-C returns at once (the table so far is
+        shown and the simulation goes on)."""
+        with sigint_counter() as hits, contextlib.ExitStack() as stack:
+            live = None
+            if self.interactive and self.stdout.isatty():
+                from rich.live import Live
+                from rich.text import Text
 
-            with Live(Text(""), refresh_per_second=4, transient=True) as live:
-                while sim.running:
-                    if sim.stream.latest is not None:
-                        live.update(Text(sim_table(sim.stream.latest)))
-                    sim.thread.join(0.25)
-        except KeyboardInterrupt:
-            self.say("(the simulation goes on in the background)")
+                live = stack.enter_context(Live(Text(""), refresh_per_second=4, transient=True))
+            while sim.running and not hits[0]:
+                if live is not None and sim.stream.latest is not None:
+                    live.update(Text(sim_table(sim.stream.latest)))
+                sim.thread.join(0.25 if live is not None else POLL)
+        if hits[0] and sim.running:
+            self.say("(the simulation goes on in the background: sim stop ends it)")
 
     def complete_sim(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         return _complete_words(text, line, ["stop", "show", "details", "watch"], SIM_FLAGS)
