@@ -94,7 +94,7 @@ BUILTIN_CGPS = [
     "1RuBIGOS3I3/F1A5WEAVE2/O1T8E3/V1E5LOURY2/ENSNARL2HM4/A6TEMP4 DEFNNPT/ 394/365 0 lex NWL20;",
     "BEDEL10/R1R9U2/O1IT1Q5OM2/W1BIDI4YUM2/N2XI5AT3/E3G4T1R3/S1VOILE2OKA3/T3T1DISPACED1/"
     "9AWE1O1/9Z1s1FA/14R/13GO/13AH/3JUVIE4UTA/INRO3FLENCHES ?ANNOPY/AEGILNS 344/368 0 lex CSW21;",
-    f"{EMPTY} QI/ 0/0 5 mcnz 6; bb 35; ld english; bdn CrosswordGame; var classic; gid abc; lm 8G QI;",
+    f"{EMPTY} IQ/ 0/0 5 mcnz 6; bb 35; ld english; bdn CrosswordGame; var classic; gid abc; lm 8G QI;",
 ]
 
 BUILTIN_MOVES = ["8G QI", "H8 QI", "2L P.ND", "2L P(O)ND", "8D WAtER", "exch ABC?", "(exch ?AB)", "pass",
@@ -561,6 +561,7 @@ class Campaign:
                 pass
         # moves: the generator's own moves on each position (legal ones), in both notations, plus built-ins
         self.move_seeds: list[tuple[str, Position]] = []
+        self.generated_moves: list[tuple[str, Position]] = []   # legal: each commits
         gen = MoveGen(lex.kwg, ld, lex.klv)
         for pos in self.positions:
             if pos.racks[0]:
@@ -568,11 +569,15 @@ class Campaign:
                     game = game_from_position(pos, lex, 1)
                 except FormatError:
                     continue
+                if game.game_over:
+                    continue
                 gen.generate(game.board, game.rack(0), max(0, game.bag_size), None, mode="top", n=6)
                 for kind, row, col, vertical, tiles, *_ in gen.moves():
                     m = Move(kind, row, col, vertical, tuple(tiles))
                     style = self.rng.choice(["short", "table"])
-                    self.move_seeds.append((format_move(m, ld, pos.board, style=style), pos))
+                    text = format_move(m, ld, pos.board, style=style)
+                    self.generated_moves.append((text, pos))
+                    self.move_seeds.append((text, pos))
             for text in BUILTIN_MOVES:
                 self.move_seeds.append((text, pos))
         self.mut = {
