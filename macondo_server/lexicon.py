@@ -207,6 +207,16 @@ class LexiconRegistry:
         MoveGen(kwg, ld, klv)
         return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source)
 
+    def describe(self, name: str) -> tuple[bool, str]:
+        """(has leaves, source file name) of lexicon `name` from its files, without loading it."""
+        if name in self._cache:
+            lex = self._cache[name]
+            return lex.klv is not None, lex.source
+        kwg_path = self._find(name, ".kwg")
+        txt_path = self._find(name, ".txt")
+        source = kwg_path.name if kwg_path else (f"{txt_path.name} (compiled)" if txt_path else "")
+        return self._find(name, ".klv2") is not None, source
+
     def leave_sets(self) -> list[str]:
         """Names of the NAME.klv2 files in the data directories."""
         names = set()

@@ -4,9 +4,11 @@ that stops every job and ends the process within a few seconds whatever is runni
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 from concurrent import futures
@@ -82,6 +84,7 @@ def create_server(settings: Settings, host: str = "127.0.0.1", port: int = 50051
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    _check_port_free(host, port)
     try:
         bound = server.add_insecure_port(f"{host}:{port}")
     except RuntimeError:
@@ -101,6 +104,24 @@ def create_server(settings: Settings, host: str = "127.0.0.1", port: int = 50051
 
     threading.Thread(target=sweep, name="session-sweeper", daemon=True).start()
     return running
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a port another process listens on, with a clear message (gRPC would log its own error first)."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ServerStartError(f"cannot listen on {host}:{port}: {exc}") from None
+    family, type_, proto, _, addr = infos[0]
+    with socket.socket(family, type_, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            what = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+            raise ServerStartError(f"cannot listen on {host}:{port} ({what})") from None
 
 
 def serve(settings: Settings, host: str, port: int, limits: Limits) -> int:

@@ -145,12 +145,9 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         def build():
             lexica = []
-            for name in reg.available():
-                try:
-                    lex = reg.get(name)
-                except LexiconError:
-                    continue
-                lexica.append(pb.LexiconInfo(name=name, has_leaves=lex.klv is not None, source=lex.source))
+            for name in reg.available():      # described from their files: an info request loads nothing
+                has_leaves, source = reg.describe(name)
+                lexica.append(pb.LexiconInfo(name=name, has_leaves=has_leaves, source=source))
             lim = self.limits
             jobs, threads, tt = self.jobs.usage()
             return pb.ServerInfo(

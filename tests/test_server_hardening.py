@@ -339,6 +339,8 @@ def test_idle_sessions_expire(tmp_path):
 def test_a_second_server_on_a_port_in_use_fails(server):
     with pytest.raises(ServerStartError, match="in use"):
         create_server(Settings.load(), "127.0.0.1", server.port)
+    with pytest.raises(ServerStartError, match="cannot listen"):
+        create_server(Settings.load(), "no-such-host.invalid", 50999)
 
 
 def test_corrupted_compiled_lexicon_cache_is_rebuilt(tmp_path, monkeypatch):
