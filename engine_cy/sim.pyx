@@ -65,6 +65,7 @@ cdef class SimWorker:
     cdef double* it_ply_bingo
     cdef uint8_t* it_done
     cdef public long long iterations
+    cdef public long long cut_iterations   # iterations a stop interrupted after some work (discarded)
     cdef public int stop       # set from another thread; polled per candidate and per ply
     # The opponent's first reply reuses a search of the root board: a candidate changes only a few lanes
     # (its own, its neighbours, the crossing ones), and with tiles left in the bag a placement's equity
@@ -102,6 +103,7 @@ cdef class SimWorker:
         self.seed = seed
         self.stop = 0
         self.iterations = 0
+        self.cut_iterations = 0
         table = np.ascontiguousarray(wintable, dtype=np.float64)
         if table.shape != (WIN_ROWS, WIN_COLS):
             raise ValueError(f"the win table must be {WIN_ROWS} x {WIN_COLS}")
@@ -278,7 +280,7 @@ cdef class SimWorker:
         cdef Move best
         cdef double leftover, eq, win
         cdef int our_leave, their_leave
-        cdef bint reuse, stopped = False
+        cdef bint reuse, stopped = False, worked = False
         cdef double* it_ps
         cdef double* it_pb
         rng_seed(&rng, splitmix64(&st))
@@ -312,6 +314,7 @@ cdef class SimWorker:
             it_pb = &self.it_ply_bingo[c * MAX_PLIES]
             memset(it_ps, 0, MAX_PLIES * sizeof(double))
             memset(it_pb, 0, MAX_PLIES * sizeof(double))
+            worked = True
             self.g.play_c(&self.cands[c])
             k = 1
             for ply in range(self.plies):
@@ -365,6 +368,8 @@ cdef class SimWorker:
             for i in range(k):
                 self.g.undo_c()
         if stopped:
+            if worked:
+                self.cut_iterations += 1
             return False
         for c in range(self.n_cands):
             if not self.it_done[c]:

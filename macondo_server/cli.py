@@ -63,6 +63,9 @@ def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str 
     worker = threading.Thread(target=work, name=f"macondo-{name}", daemon=True)
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
+        if sys.stderr.isatty():
+            print(f"macondo: {name} running; Ctrl-C stops it and prints the best result so far", file=sys.stderr,
+                  flush=True)
         worker.start()
         while worker.is_alive():
             worker.join(0.05)
