@@ -65,8 +65,8 @@ cdef class Klv:
             raise LexiconFormatError(f"KLV graph holds {count} leaves but {l} values are given")
         bad = np.flatnonzero(~(np.abs(raw) <= KLV_MAX_VALUE))
         if bad.shape[0] > 0:
-            raise LexiconFormatError(f"KLV value {int(bad[0])} ({float(raw[bad[0]])!r}) is not a finite number "
-                                     f"within +-{KLV_MAX_VALUE:g}")
+            raise LexiconFormatError(f"KLV value {int(bad[0])} ({float(raw[bad[0]])!r}) is not a finite "
+                                     f"number within +-{KLV_MAX_VALUE:g}")
         arr = np.round(raw * 1000.0).astype(np.int32)
         if arr.shape[0] == 0:
             arr = np.zeros(1, dtype=np.int32)

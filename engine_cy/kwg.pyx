@@ -300,7 +300,8 @@ cdef class Kwg:
         cdef uint32_t letters = 0, gcount = 0
         for i in range(first):
             if n <= i or (nodes[i] & 0xFFC00000) != KWG_IS_END:
-                raise LexiconFormatError(f"KWG node {i} is not a root pointer (tile 0, no accept flag, end of list)")
+                raise LexiconFormatError(f"KWG node {i} is not a root pointer (tile 0, no accept flag, "
+                                         f"end of list)")
         droot = nodes[0] & KWG_ARC_MASK
         if kind == KIND_GADDAG:
             groot = nodes[1] & KWG_ARC_MASK
@@ -367,7 +368,7 @@ cdef class Kwg:
         return self.array.astype("<u4").tobytes()
 
     cdef int check_list(self, uint32_t p) except -1:
-        """Raise IndexError unless p is 0 (no list) or a node reachable from the roots (a valid list start)."""
+        """Raise IndexError unless p is 0 (no list) or a node reachable from the roots (a list start)."""
         if p != 0 and (p >= self.n_nodes or not self.reach[p]):
             raise IndexError(f"node {p} is not in a sibling list of this graph ({self.n_nodes} nodes)")
         return 0
