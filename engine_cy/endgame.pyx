@@ -611,8 +611,8 @@ cdef class EndgameSolver:
                 if main.aborted:
                     partial = main.partial_root() if d == 1 else None
                     if partial is not None:
-                        result.update(value=partial[0] - start_spread, final_spread=partial[0], line=partial[1],
-                                      depth=0, nodes=self.nodes, seconds=now() - t0)
+                        result.update(value=partial[0] - start_spread, final_spread=partial[0],
+                                      line=partial[1], depth=0, nodes=self.nodes, seconds=now() - t0)
                     break
                 result.update(value=r - start_spread, final_spread=r, line=main.principal_variation(), depth=d,
                               nodes=self.nodes, seconds=now() - t0)

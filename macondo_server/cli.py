@@ -64,8 +64,8 @@ def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str 
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         if sys.stderr.isatty():
-            print(f"macondo: {name} running; Ctrl-C stops it and prints the best result so far", file=sys.stderr,
-                  flush=True)
+            print(f"macondo: {name} running; Ctrl-C stops it and prints the best result so far",
+                  file=sys.stderr, flush=True)
         worker.start()
         while worker.is_alive():
             worker.join(0.05)
@@ -504,7 +504,8 @@ def seconds_in(hi: float) -> Callable[[str], float]:
             v = float(text)
             if 0 <= v <= hi:
                 return v
-        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to {hi:.0f}, got {_shown(text)}")
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to {hi:.0f}, "
+                                         f"got {_shown(text)}")
 
     parse.__name__ = "seconds"
     return parse

@@ -106,3 +106,69 @@ def test_lexicon_leaves_csv(capsys, tmp_path):
     csv.write_text("S,8\nQ1,9\n")
     code, _, err = run(capsys, "lexicon", "leaves", str(csv), "-o", str(out))
     assert code == 1 and "line 2" in err
+
+
+# ------------------------------------------------------------------ numeric option ranges
+
+BAD_NUMBERS = [
+    (["commit", VSMATT, "pass", "--seed", "-1"], "--seed", "0 to 18446744073709551615"),
+    (["commit", VSMATT, "pass", "--seed", "18446744073709551616"], "--seed", "0 to 18446744073709551615"),
+    (["gen", VSMATT, "-n", "1e20"], "-n", "1 to 1000000"),
+    (["gen", VSMATT, "-n", "0"], "-n", "1 to 1000000"),
+    (["load", "x.gcg", "--turn", "-3"], "--turn", "0 to 1000000"),
+    (["autoplay", "--games", "99999999999999999999999"], "--games", "1 to 100000000"),
+    (["autoplay", "--threads", "100000"], "--threads", "1 to 256"),
+    (["autoplay", "--seed", "1.5"], "--seed", "0 to 18446744073709551615"),
+    (["endgame", VSMATT, "--plies", "99999999999"], "--plies", "1 to 60"),
+    (["endgame", VSMATT, "--threads", "0"], "--threads", "1 to 256"),
+    (["endgame", VSMATT, "--max-time", "1e308"], "--max-time", "0 to 1000000"),
+    (["endgame", VSMATT, "--max-time", "inf"], "--max-time", "0 to 1000000"),
+    (["endgame", VSMATT, "--max-time", "-1"], "--max-time", "0 to 1000000"),
+    (["endgame", VSMATT, "--tt-mb", "100000"], "--tt-mb", "1 to 65536"),
+    (["sim", VSMATT, "--plies", "16"], "--plies", "0 to 15"),
+    (["sim", VSMATT, "--num-plays", "501"], "--num-plays", "1 to 500"),
+    (["sim", VSMATT, "--iterations", "10000001"], "--iterations", "1 to 10000000"),
+    (["sim", VSMATT, "--stop", "97"], "--stop", "95, 98 or 99"),
+    (["sim", VSMATT, "--max-time", "nan"], "--max-time", "0 to 1000000"),
+    (["sim", VSMATT, "--threads", "٣"], "--threads", "1 to 256"),       # a non-ASCII digit
+    (["sim", VSMATT, "--seed", "1_000"], "--seed", "0 to 18446744073709551615"),
+    (["peg", VSMATT, "--endgame-plies", "31"], "--endgame-plies", "1 to 30"),
+    (["peg", VSMATT, "--max-tiles-left", "-2"], "--max-tiles-left", "-1 to 6"),
+    (["peg", VSMATT, "--max-nested-depth", "101"], "--max-nested-depth", "-1 to 100"),
+    (["peg", VSMATT, "--threads", "257"], "--threads", "1 to 256"),
+    (["peg", VSMATT, "--max-time", "1e5"], "--max-time", "0 to 1000000"),
+    (["peg", VSMATT, "--tt-mb", "0"], "--tt-mb", "1 to 65536"),
+    (["peg", VSMATT, "--rows", "-5"], "--rows", "1 to 1000000"),
+    (["serve", "--port", "65536"], "--port", "0 to 65535"),
+    (["serve", "--max-jobs", "0"], "--max-jobs", "1 to 1000000"),
+    (["bots", "--games", "0"], "--games", "1 to 100000000"),
+    (["bots", "--seed", "-7"], "--seed", "0 to 18446744073709551615"),
+]
+
+
+@pytest.mark.parametrize("argv, option, valid", BAD_NUMBERS,
+                         ids=[" ".join(a[0:1] + a[-2:]) for a, _, _ in BAD_NUMBERS])
+def test_numeric_options_out_of_range_are_one_line_errors(capsys, argv, option, valid):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exc.value.code == 1 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"error: argument {option}: must be " in err and valid in err
+
+
+def test_numeric_options_in_range_parse():
+    from macondo_server.cli import build_parser
+
+    args = build_parser().parse_args(["sim", VSMATT, "--seed", "18446744073709551615", "--plies", "0",
+                                      "--stop", "99", "--max-time", "2.5", "--threads", "256"])
+    assert (args.seed, args.plies, args.stop, args.max_time, args.threads) == (2**64 - 1, 0, 99, 2.5, 256)
+    args = build_parser().parse_args(["peg", VSMATT, "--max-tiles-left", "-1", "--max-nested-depth", "-1",
+                                      "--max-time", ".5"])
+    assert (args.max_tiles_left, args.max_nested_depth, args.max_time) == (-1, -1, 0.5)
+
+
+def test_cli_numeric_bounds_match_the_engine():
+    from macondo_server import cli, endgame, sim
+
+    assert cli.EG_MAX_PLIES == endgame.MAX_PLIES and cli.SIM_MAX_ITERATIONS == sim.MAX_ITERATIONS

@@ -33,8 +33,8 @@ REPEATS = int(os.environ.get("MACONDO_STOP_REPEATS", "10"))
 
 # an endgame whose depth 1 alone takes seconds with the greedy playouts (shell default), and ~0.3 s / 1 s /
 # 6 s to depths 2 / 3 / 4 without them
-ENDGAME = ("14B/14I/12ADD/12NAE/8FLICKS1/1Q5ROO2UH1/MI2D1BARRETS2/A2TORII2N1HUN/LUXATED3G4/L3T1EMOJI4/O2OY5R4/"
-           "W2G6TE3/3E2FOE2P3/3E1WANT2E3/NUtSIER3PEAVY ?CILOSZ/AAEGINV 394/261 0 lex NWL20;")
+ENDGAME = ("14B/14I/12ADD/12NAE/8FLICKS1/1Q5ROO2UH1/MI2D1BARRETS2/A2TORII2N1HUN/LUXATED3G4/L3T1EMOJI4/"
+           "O2OY5R4/W2G6TE3/3E2FOE2P3/3E1WANT2E3/NUtSIER3PEAVY ?CILOSZ/AAEGINV 394/261 0 lex NWL20;")
 # four tiles in the bag: minutes for every play
 PEG = ("12D2/1U10O2/1p10L2/1R1C3KANJIS2/1I1O3A2U4/1G1T3I2I4/1H1E3Z2C1LOO/1TED3E1BYWORD/2Q4N3AXE1/1RuBIGOS3I3/"
        "F1A5WEAVE2/O1T8E3/V1E5LOURY2/ENSNARL2HM4/A6TEMP4 DEFNNPT/ 394/365 0 lex NWL20;")
@@ -59,8 +59,8 @@ class Terminal:
             os.setsid()
             fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
 
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave if stdout is None else stdout, stderr=slave,
-                                     preexec_fn=controlling_tty, cwd=ROOT, env=env, close_fds=True)
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave if stdout is None else stdout,
+                                     stderr=slave, preexec_fn=controlling_tty, cwd=ROOT, env=env, close_fds=True)
         os.close(slave)
         self.fd = master
         self.seen = b""     # everything read so far
@@ -89,7 +89,8 @@ class Terminal:
             left = end - time.monotonic()
             if left <= 0 or (not self._read(min(left, 0.1)) and self.proc.poll() is not None):
                 tail = self.seen[self.pos:][-3000:].decode(errors="replace")
-                raise AssertionError(f"no {pattern!r} within {timeout} s; output since the last match:\n{tail}")
+                raise AssertionError(f"no {pattern!r} within {timeout} s; output since the last match:\n"
+                                     f"{tail}")
 
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
@@ -245,8 +246,8 @@ def test_cli_sim_sigint_prints_table(tmp_path):
 @needs_nwl20
 def test_cli_peg_sigint_prints_ranking(tmp_path):
     # unlimited nesting: a draw can only be unresolved because the stop cut it, and then it is no verdict
-    seconds, out = _cli_interrupt(tmp_path, ["peg", PEG, "--threads", "2", "--tt-mb", "64", "--max-nested-depth",
-                                             "-1"], b"pre-endgame running", 1.5)
+    seconds, out = _cli_interrupt(tmp_path, ["peg", PEG, "--threads", "2", "--tt-mb", "64",
+                                             "--max-nested-depth", "-1"], b"pre-endgame running", 1.5)
     assert seconds < 1.0, f"exit {seconds:.2f} s after SIGINT"
     assert "Play " in out and "(stopped: unresolved draws are shown as such)" in out
     assert "(unresolved " not in out and "?: " not in out

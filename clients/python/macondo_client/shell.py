@@ -298,7 +298,8 @@ class MacondoShell(cmd.Cmd):
                 if hits[0] > handled:
                     handled = hits[0]
                     if handled == 1:
-                        self.say("\nstopping; the best result so far follows (Ctrl-C again to abandon the job)")
+                        self.say("\nstopping; the best result so far follows "
+                                 "(Ctrl-C again to abandon the job)")
                         _stop_in_background(stream, errors)
                     elif not abandoned:
                         self.say("abandoning the job")
