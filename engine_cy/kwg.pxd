@@ -79,7 +79,7 @@ cdef class Kwg:
     cdef readonly str kind               # "gaddag" (DAWG + GADDAG), "dawg" or "leaves" (DAWG only)
     cdef object _counts                  # word counts (numpy uint32), computed by the validator, for ranks
     cdef const uint32_t* counts
-    cdef object _reach                   # numpy uint8: 1 for the nodes reachable from the roots
+    cdef object _reach                   # numpy uint8: 1 for valid list starts (all reachable nodes)
     cdef const uint8_t* reach
     cdef object _child_masks             # lazily computed: tiles of the sibling-list suffix at each node
     cdef const uint64_t* child_masks

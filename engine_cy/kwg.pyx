@@ -118,15 +118,85 @@ cdef inline bint _finish(const uint32_t* nodes, uint32_t q, uint32_t a, uint32_t
     return True
 
 
+cdef inline int _check_node(const uint32_t* nodes, uint32_t n, uint32_t first, uint32_t q, int kind,
+                            VErr* err) noexcept nogil:
+    """The rules of node q on its own (and its next sibling's tile): E_OK or the error (err set)."""
+    cdef uint32_t node = nodes[q], t = node >> 24, a = node & KWG_ARC_MASK
+    cdef uint32_t nx = 0 if node & KWG_IS_END else q + 1
+    if t > _MAX_TILE:
+        return _fail(err, E_TILE, q, t, 0)
+    if a >= n:
+        return _fail(err, E_ARC_RANGE, q, a, n)
+    if a != 0 and a < first:
+        return _fail(err, E_ARC_RESERVED, q, a, 0)
+    if a == 0 and not (node & KWG_ACCEPTS):
+        return _fail(err, E_DEAD_END, q, 0, 0)
+    if nx != 0:
+        if nx >= n:
+            return _fail(err, E_RUNS_PAST, q, n, 0)
+        if (nodes[nx] >> 24) <= t:
+            return _fail(err, E_ORDER, q, t, nodes[nx] >> 24)
+    if kind == KIND_GADDAG and t == 0 and (a == 0 or node & KWG_ACCEPTS):
+        return _fail(err, E_SEPARATOR, q, 0, 0)
+    if kind == KIND_LEAVES and a != 0 and (nodes[a] >> 24) < t:
+        return _fail(err, E_LEAVE_ORDER, q, t, nodes[a] >> 24)
+    return E_OK
+
+
+cdef inline bint _sweep_one(const uint32_t* nodes, uint32_t n, uint32_t first, uint32_t q, int kind, VInfo* info,
+                            VErr* scratch) noexcept nogil:
+    """Finish node q now if it passes its rules and its arc list and next sibling are finished already."""
+    cdef uint32_t node, a, nx
+    if info[q].state & ST_BLACK:
+        return True
+    if _check_node(nodes, n, first, q, kind, scratch) != E_OK:
+        return False
+    node = nodes[q]
+    a = node & KWG_ARC_MASK
+    nx = 0 if node & KWG_IS_END else q + 1
+    if (a != 0 and not (info[a].state & ST_BLACK)) or (nx != 0 and not (info[nx].state & ST_BLACK)):
+        return False
+    return _finish(nodes, q, a, nx, kind, info, scratch)
+
+
+cdef uint32_t _sweep(const uint32_t* nodes, uint32_t n, uint32_t first, int kind, VInfo* info,
+                     bint by_lists) noexcept nogil:
+    """A linear pre-pass that finishes, in array order, every node whose dependencies come before it in that
+    order: lists in ascending order, each from its end (arcs to earlier lists: our builder's layout), or all
+    nodes from the end (arcs forward: breadth-first layouts). Sequential, so much cheaper than the
+    depth-first walk, which then only has the rest to do (and finds the errors: a node that breaks a rule,
+    or depends on one that does, or on a cycle, is left unfinished here). Returns the nodes finished."""
+    cdef VErr scratch
+    cdef uint32_t s, e, q, done = 0
+    if by_lists:
+        s = first
+        while s < n:
+            e = s
+            while e < n - 1 and not (nodes[e] & KWG_IS_END):
+                e += 1
+            q = e + 1
+            while q > s:
+                q -= 1
+                done += _sweep_one(nodes, n, first, q, kind, info, &scratch)
+            s = e + 1
+    else:
+        q = n
+        while q > first:
+            q -= 1
+            done += _sweep_one(nodes, n, first, q, kind, info, &scratch)
+    return done
+
+
 cdef int _walk_from(const uint32_t* nodes, uint32_t n, uint32_t first, uint32_t root, int kind,
                     VInfo* info, uint32_t* stack, VErr* err) noexcept nogil:
     """Iterative depth-first walk of the node graph below root (edges: node -> its arc's list, and node ->
     next sibling while not is_end), checking each node on first visit and filling its VInfo in post-order.
-    A grey node met again closes a cycle. Each node is expanded once and pushes at most two entries, so the
-    stack never holds more than 2 * n + 1."""
+    Finished (black) nodes are not entered again. A grey node met again closes a cycle. Each node is
+    expanded once and pushes at most two entries, so the stack never holds more than 2 * n + 1."""
     cdef Py_ssize_t sp = 0
-    cdef uint32_t q, a, nx, node, t
+    cdef uint32_t q, a, nx, node
     cdef bint pushed
+    cdef int rc
     if root == 0 or info[root].state & ST_BLACK:
         return E_OK
     stack[sp] = root
@@ -146,24 +216,9 @@ cdef int _walk_from(const uint32_t* nodes, uint32_t n, uint32_t first, uint32_t 
             sp -= 1
             continue
         # first visit: the node's own rules, then descend
-        t = node >> 24
-        if t > _MAX_TILE:
-            return _fail(err, E_TILE, q, t, 0)
-        if a >= n:
-            return _fail(err, E_ARC_RANGE, q, a, n)
-        if a != 0 and a < first:
-            return _fail(err, E_ARC_RESERVED, q, a, 0)
-        if a == 0 and not (node & KWG_ACCEPTS):
-            return _fail(err, E_DEAD_END, q, 0, 0)
-        if nx != 0:
-            if nx >= n:
-                return _fail(err, E_RUNS_PAST, q, n, 0)
-            if (nodes[nx] >> 24) <= t:
-                return _fail(err, E_ORDER, q, t, nodes[nx] >> 24)
-        if kind == KIND_GADDAG and t == 0 and (a == 0 or node & KWG_ACCEPTS):
-            return _fail(err, E_SEPARATOR, q, 0, 0)
-        if kind == KIND_LEAVES and a != 0 and (nodes[a] >> 24) < t:
-            return _fail(err, E_LEAVE_ORDER, q, t, nodes[a] >> 24)
+        rc = _check_node(nodes, n, first, q, kind, err)
+        if rc != E_OK:
+            return rc
         info[q].state |= ST_GREY
         pushed = False
         if a != 0 and not (info[a].state & ST_BLACK):
@@ -297,7 +352,7 @@ cdef class Kwg:
         cdef VErr err
         cdef int rc = E_OK
         cdef uint8_t dstate = 0, dheight = 0
-        cdef uint32_t letters = 0, gcount = 0
+        cdef uint32_t letters = 0, gcount = 0, top
         for i in range(first):
             if n <= i or (nodes[i] & 0xFFC00000) != KWG_IS_END:
                 raise LexiconFormatError(f"KWG node {i} is not a root pointer (tile 0, no accept flag, "
@@ -320,6 +375,9 @@ cdef class Kwg:
             raise MemoryError()
         err.code = E_OK
         with nogil:
+            # pre-passes in array order, then the depth-first walk for whatever they left (and the errors)
+            if n > first and _sweep(nodes, n, first, kind, info, True) < (n - first) // 2:
+                _sweep(nodes, n, first, kind, info, False)
             rc = _walk_from(nodes, n, first, droot, kind, info, stack, &err)
             if rc == E_OK:
                 rc = _walk_from(nodes, n, first, groot, kind, info, stack, &err)
@@ -328,9 +386,12 @@ cdef class Kwg:
                 dheight = info[droot].height
                 letters = info[droot].lsum
                 gcount = info[groot].cnt
+                # the list starts the public methods accept: every node reachable from the roots, and any
+                # other one whose sub-graph passed (no bigger than a root's)
+                top = info[droot].cnt if info[droot].cnt > gcount else gcount
                 for i in range(n):
                     cnt[i] = info[i].cnt
-                    reach[i] = (info[i].state & ST_BLACK) != 0
+                    reach[i] = (info[i].state & ST_BLACK) != 0 and info[i].cnt <= top
         free(info)
         free(stack)
         if rc != E_OK:
@@ -368,7 +429,7 @@ cdef class Kwg:
         return self.array.astype("<u4").tobytes()
 
     cdef int check_list(self, uint32_t p) except -1:
-        """Raise IndexError unless p is 0 (no list) or a node reachable from the roots (a list start)."""
+        """Raise IndexError unless p is 0 (no list) or a node the validator passed as a list start."""
         if p != 0 and (p >= self.n_nodes or not self.reach[p]):
             raise IndexError(f"node {p} is not in a sibling list of this graph ({self.n_nodes} nodes)")
         return 0
