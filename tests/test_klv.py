@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import random
+import struct
 
 import pytest
 
@@ -66,3 +67,26 @@ def test_klv_errors():
         Klv(b"\xff\x00\x00\x00" + b"\x00" * 8)
     with pytest.raises(ValueError, match="duplicate"):
         write_klv2([([1], 1.0), ([1], 2.0)])
+
+
+@pytest.mark.parametrize("name", ["NWL20", "CSW21"])
+def test_shared_leave_files_validate(name):
+    """Real files carry unreachable nodes (zero padding; an empty GADDAG pointer at node 1): accepted."""
+    klv = _klv(name)
+    assert klv.kwg.kind == "leaves" and klv.n_values == klv.kwg.word_count() == 914624
+    assert klv.leave_value([]) == 0
+
+
+def test_klv_v1_and_strict_sizes():
+    from engine_cy.kwg import LexiconFormatError
+
+    v2 = write_klv2([([0], 25.5), ([1, 5], -3.0)])
+    k = struct.unpack_from("<I", v2)[0]
+    head = v2[:8 + 4 * k]
+    v1 = Klv(head + struct.pack("<2h", 256 * 25 + 128, -3 * 256))   # i16 / 256 points
+    assert v1.leave_value([0]) == 25500 and v1.leave_value([5, 1]) == -3000
+    for bad in (v2 + b"\x00", v2[:-1], head + bytes(6)):
+        with pytest.raises(LexiconFormatError):
+            Klv(bad)
+    with pytest.raises(LexiconFormatError, match="not a finite number"):
+        Klv(head + struct.pack("<2f", 1.0, float("nan")))

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import random
+import struct
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,3 +113,38 @@ def test_nwl20_build():
 @needs_csw21
 def test_csw21_build():
     _check_full_lexicon("CSW21", 279077)
+
+
+def test_validated_at_load_kinds_and_counts():
+    """Loading validates (LexiconFormatError, a ValueError); counts come with the load; the kind follows
+    node 1's shape unless given."""
+    from engine_cy.kwg import LexiconFormatError
+
+    assert issubclass(LexiconFormatError, ValueError)
+    words = sorted({enc(w) for w in SMALL})
+    both = Kwg(build_kwg(words))
+    assert both.kind == "gaddag" and both.gaddag_root != 0
+    assert both.word_count(both.gaddag_root) == sum(len(w) for w in words)
+    dawg = Kwg(build_kwg(words, gaddag=False))
+    assert dawg.kind == "dawg" and dawg.gaddag_root == 0 and dawg.words() == words
+    assert [dawg.index_of(w) for w in words] == list(range(len(words)))
+    with pytest.raises(LexiconFormatError, match="not a root pointer"):
+        Kwg(build_kwg(words, gaddag=False), "gaddag")
+    with pytest.raises(ValueError, match="unknown KWG kind"):
+        Kwg(build_kwg(words), "nodes")
+    with pytest.raises(ValueError):
+        both.array[2] = 0   # the validated nodes cannot be changed afterwards
+    # a leave graph: blanks (tile 0) allowed, tiles ascending along each path
+    leaves = Kwg(build_kwg([bytes([0]), bytes([0, 0]), bytes([0, 5]), bytes([5, 19])], gaddag=False), "leaves")
+    assert leaves.word_count() == 4
+    with pytest.raises(LexiconFormatError, match="DAWG holds tile 0"):
+        Kwg(struct.pack("<4I", 0x400002, 0x400000, 0x00400003, 0x01C00000))
+
+
+def test_twl06_validates_as_gaddag():
+    path = LEXICA / "TWL06.kwg"
+    if not path.is_file():
+        pytest.skip("TWL06.kwg absent")
+    kwg = Kwg.from_file(str(path))
+    assert kwg.kind == "gaddag"
+    assert kwg.word_count(kwg.gaddag_root) == sum(len(w) for w in kwg.words())
