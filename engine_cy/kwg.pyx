@@ -337,12 +337,13 @@ cdef class Kwg:
         - At most 2^22 DAWG words and 2^30 strings below any node (uint32 counts; bounded memory and time
           for the word map); the GADDAG holds exactly as many strings as the DAWG's words have letters.
         - "gaddag": tile 0 never in the DAWG nor first in the GADDAG; a separator does not accept, has a
-          continuation, and at most one is on any path. "leaves": tiles ascend along every path."""
+          continuation, and at most one is on any path; no one-letter words (root lists do not accept).
+          "leaves": tiles ascend along every path."""
         cdef cnp.ndarray arr = array
         cdef const uint32_t* nodes = <const uint32_t*> cnp.PyArray_DATA(arr)
         cdef uint32_t n = <uint32_t> arr.shape[0]
         cdef uint32_t first = 2 if kind == KIND_GADDAG else 1
-        cdef uint32_t droot, groot = 0, i
+        cdef uint32_t droot, groot = 0, i, p
         cdef cnp.ndarray cnt_arr = np.empty(n, dtype=np.uint32)
         cdef cnp.ndarray reach_arr = np.empty(n, dtype=np.uint8)
         cdef uint32_t* cnt = <uint32_t*> cnp.PyArray_DATA(cnt_arr)
@@ -403,6 +404,14 @@ cdef class Kwg:
         if kind == KIND_GADDAG:
             if dstate & ST_ZERO:
                 raise LexiconFormatError("KWG DAWG holds tile 0 (the GADDAG separator)")
+            # one-letter words: no play can form one, and the move generator would offer them as plays
+            for i in range(2):
+                p = droot if i == 0 else groot
+                while p != 0:
+                    if nodes[p] & KWG_ACCEPTS:
+                        raise LexiconFormatError(f"KWG node {p}: a one-letter word in the "
+                                                 f"{'DAWG' if i == 0 else 'GADDAG'} (words have 2+ letters)")
+                    p = 0 if nodes[p] & KWG_IS_END else p + 1
             if groot != 0:
                 if (nodes[groot] >> 24) == 0:
                     raise LexiconFormatError(f"KWG GADDAG root list (node {groot}) starts with a separator")
