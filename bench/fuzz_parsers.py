@@ -343,10 +343,14 @@ class RoundTripError(AssertionError):
     """A parsed input that does not come back the same, or an engine state the parsers refuse."""
 
 
+class EngineRefusal(AssertionError):
+    """A position that parses (tile counts checked) but cannot become an engine game."""
+
+
 @dataclass
 class Finding:
     parser: str
-    kind: str                   # exception | hang | message | roundtrip
+    kind: str                   # exception | hang | message | roundtrip | engine
     signature: str              # groups findings with one cause
     detail: str
     data: bytes
@@ -381,7 +385,8 @@ def _alarm(signum, frame):
 class Oracle:
     """The properties each parser must keep, as check functions: each returns 0 when the input was refused
     with a FormatError, 1 when it parsed (and round-tripped) but the engine refused it with a FormatError,
-    2 when the engine took it too (position built, move committed, record replayed); anything else raises."""
+    2 when the engine took it too (position built, move committed, record replayed); anything else raises.
+    A CGP that parses must always become an engine game."""
 
     def __init__(self, lex: Lexicon) -> None:
         self.lex = lex
@@ -401,19 +406,21 @@ class Oracle:
         if pos is None:
             return 0
         self.cgp_roundtrip(pos)
-        game = self.refuse(game_from_position, pos, self.lex, 1)
-        if game is not None:
-            again = write_cgp(position_from_game(game, pos.ops))
-            try:
-                parse_cgp(again)
-            except FormatError as exc:
-                raise RoundTripError(f"the engine's state {again!r} does not parse: {exc}") from None
-            rack = game.rack(0)
-            if rack and not game.game_over:
-                bag = max(0, game.bag_size)
-                self.gen.bingo_bonus = pos.bingo_bonus
-                self.gen.generate(game.board, rack, bag, None, mode="top", n=3)
-        return 1 if game is None else 2
+        try:
+            game = game_from_position(pos, self.lex, 1)
+        except FormatError as exc:
+            raise EngineRefusal(f"parsed, but the engine refuses it: {exc}") from None
+        again = write_cgp(position_from_game(game, pos.ops))
+        try:
+            parse_cgp(again)
+        except FormatError as exc:
+            raise RoundTripError(f"the engine's state {again!r} does not parse: {exc}") from None
+        rack = game.rack(0)
+        if rack and not game.game_over:
+            bag = max(0, game.bag_size)
+            self.gen.bingo_bonus = pos.bingo_bonus
+            self.gen.generate(game.board, rack, bag, None, mode="top", n=3)
+        return 2
 
     def cgp_roundtrip(self, pos: Position) -> None:
         canonical = write_cgp(pos)
@@ -493,6 +500,8 @@ def run_one(parser: str, fn: Callable[..., int], data, *args) -> tuple[int, Find
                           _as_bytes(data))
     except RoundTripError as exc:
         finding = Finding(parser, "roundtrip", str(exc).split(":")[0][:80], str(exc)[:500], _as_bytes(data))
+    except EngineRefusal as exc:
+        finding = Finding(parser, "engine", str(exc)[:80], str(exc)[:500], _as_bytes(data))
     except Exception as exc:  # noqa: BLE001 - every other exception is what we are looking for
         tb = traceback.extract_tb(exc.__traceback__)
         frames = [f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in tb[-4:]]

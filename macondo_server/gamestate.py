@@ -7,6 +7,7 @@ field (and, for GCG records, the line) at fault.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -94,11 +95,11 @@ def game_from_position(pos: Position, lex: Lexicon, seed: int = 0) -> Game:
                 if t not in rest:
                     raise FormatError("CGP op bagorder uses tiles of the opponent's rack")
                 rest.remove(t)
-            if len(known_opp) + len(rest) <= RACK_SIZE:
-                game.set_rack(1, known_opp + rest)
-            else:
-                game.set_rack(1, known_opp)
-                game.fill_rack(1)
+            # the opponent's unknown tiles come from the unseen tiles outside the order (drawing them from
+            # the whole bag could take tiles the order needs)
+            need = RACK_SIZE - len(known_opp)
+            fill = rest if len(rest) <= need else random.Random(seed).sample(rest, need)
+            game.set_rack(1, known_opp + fill)
             game.set_bag_order(order)
         else:
             game.set_rack(1, known_opp)
