@@ -65,24 +65,23 @@ BUILTIN_GCGS = [
 #player1 ann Ann Smith
 #player2 bob Bob
 #lexicon NWL20
->ann: ADEIRTW 8D WAITED +30 30
+>ann: ADEIRTW 8D WAITED +28 28
 #note nice
 more note
->bob: EEGLNOS F5 LEG.ONS +28 28
->ann: ?CDEHRS -CDH +0 30
->bob: AIIOUUV - +0 28
->ann: ?EHRSTU -3 +0 30
->bob: AIIOUUV J2 OUIJA +20 48
->bob: AIIOUUV -- -20 28
->ann: ?EHRSTU (challenge) +5 35
->ann: (challenge) +5 40
->bob: AIIOUUV (AIIOUUV) -8 20
->ann: ?EHRSTU (time) -10 30
->ann: (FIT) +12 42
+>bob: EEGLNOS F5 LEG.ONS +12 12
+>ann: ?CDEHRS -CDH +0 28
+>bob: AIIOUUV - +0 12
+>ann: ?EHRSTU -3 +0 28
+>bob: AIIOUUV J2 VIA +14 26
+>bob: AIIOUUV -- -14 12
+>ann: ?EHRSTU (challenge) +5 33
+>ann: (challenge) +5 38
+>ann: ?EHRSTU (time) -10 28
+>ann: (FIT) +12 40
 """,
-    "#player1 a A\n#player2 b B\n>a: ADEIRTW 8D WAITED +28 28\n>b: EEGLNOS F5 LEG.ONS +28 28\n",
+    "#player1 a A\n#player2 b B\n>a: ADEIRTW 8D WAITED +28 28\n>b: EEGLNOS F5 LEG.ONS +12 12\n",
     "\ufeff#character-encoding UTF-8\r\n#player1 a A\r\n#player2 b B\r\n>a: ADEIRTW 8D WAITED +28 28\r\n"
-    ">b: AIIOUUV -AIIOUUV +0 0\r\n>a: EEGLNOS F5 LEG.ONS +28 56\r\n",
+    ">b: AIIOUUV -AIIOUUV +0 0\r\n>a: EEGLNOS F5 LEG.ONS +12 40\r\n",
 ]
 
 BUILTIN_CGPS = [
