@@ -5,10 +5,13 @@
     python3 dev.py test     # same install, then lint (ruff), type checks (mypy) and the tests (pytest)
 
 Extra arguments after `start` go to the main job; after `test`, to pytest (e.g. `-m slow`).
+The install is skipped when nothing it depends on changed since the last one (build files, .pyx/.pxd,
+.proto, the build mode); `python3 dev.py install` or MACONDO_FORCE_INSTALL=1 redoes it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -29,11 +32,37 @@ def run(cmd: list[str], **kw) -> None:
     subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, **kw)
 
 
-def install() -> None:
+STAMP = VENV / ".macondo-install-stamp"
+# what an install depends on: build files, compiled sources, the wire contract (Python sources are editable)
+STAMP_GLOBS = ["pyproject.toml", "setup.py", "engine_cy/*.pyx", "engine_cy/*.pxd", "engine_cy/*.h",
+               "proto/**/*.proto", "build/cython-mode"]
+
+
+def install_stamp() -> str:
+    """A digest of everything the last install depends on, the interpreter and the build mode included."""
+    h = hashlib.sha256()
+    h.update(f"{sys.version}|{os.environ.get('MACONDO_CYTHON_DEBUG', '')}".encode())
+    for pattern in STAMP_GLOBS:
+        for path in sorted(ROOT.glob(pattern)):
+            if path.is_file():
+                h.update(str(path.relative_to(ROOT)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def install(force: bool = False) -> None:
+    """Create .venv and install the project (editable, with its dev tools) unless nothing it depends on
+    changed since the last install; MACONDO_FORCE_INSTALL=1 or `dev.py install` installs anyway."""
+    force = force or os.environ.get("MACONDO_FORCE_INSTALL", "") not in ("", "0")
+    if not force and PY.exists() and STAMP.is_file() and STAMP.read_text().strip() == install_stamp():
+        print("+ install is up to date (MACONDO_FORCE_INSTALL=1 to redo it)", flush=True)
+        return
     if not PY.exists():
         venv.EnvBuilder(with_pip=True).create(VENV)
         run([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"])
+    STAMP.unlink(missing_ok=True)
     run([PY, "-m", "pip", "install", "-q", "-e", ".[dev]"])
+    STAMP.write_text(install_stamp())
 
 
 def main(argv: list[str]) -> int:
@@ -42,7 +71,7 @@ def main(argv: list[str]) -> int:
         return 2
     cmd, rest = argv[0], argv[1:]
     try:
-        install()
+        install(force=cmd == "install")
         if cmd == "start":
             run([PY, *(["-m", "macondo_server", *rest] if rest else MAIN_JOB)])
         elif cmd == "test":
