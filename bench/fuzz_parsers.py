@@ -527,6 +527,7 @@ class Stats:
     engine: int = 0             # taken by the engine too: position built, move committed, record replayed
     seconds: float = 0.0
     slowest: float = 0.0
+    slowest_input: bytes = b""
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -643,7 +644,8 @@ class Campaign:
             stats.inputs += 1
             stats.parsed += parsed >= 1
             stats.engine += parsed >= 2
-            stats.slowest = max(stats.slowest, elapsed)
+            if elapsed > stats.slowest:
+                stats.slowest, stats.slowest_input = elapsed, _as_bytes(data)
             if finding is not None:
                 stats.findings.append(finding)
                 if on_finding is not None:
@@ -689,6 +691,8 @@ def main(argv: list[str] | None = None) -> int:
     for p in parsers:
         stats = campaign.run(p, args.per_parser, on_finding=lambda f: save_finding(out, f))
         print(stats.line(), flush=True)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"slowest-{p}.txt").write_bytes(stats.slowest_input)
         all_findings += stats.findings
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     for f in all_findings:
