@@ -419,8 +419,9 @@ class MacondoShell(cmd.Cmd):
 
     def do_sim(self, arg: str) -> None:
         """sim [options] | sim stop | sim show | sim details | sim watch
-        Simulate the top plays in the background. stop: stop and show the result; show: the ranking so
-        far; details: with per-ply statistics; watch: follow it live until it ends (Ctrl-C returns).
+        Simulate the top plays in the background (with -fg in the foreground: Ctrl-C stops it and shows
+        the result). stop: stop and show the result; show: the ranking so far; details: with per-ply
+        statistics; watch: follow it live until it ends (Ctrl-C returns; the simulation goes on).
         Options:
         """
         words = _split(arg)
