@@ -468,6 +468,7 @@ class Campaign:
         self.verdicts = {"A": 0, "D": 0, "R": 0}
         self.findings: list[tuple[str, int, str]] = []   # (category, case, detail)
         self.max_case_s = 0.0
+        self.slowest_case = -1
         self._bases: list[bytes] | None = None
 
     def _spawn(self, start: int, stop: int) -> subprocess.Popen:
@@ -553,7 +554,8 @@ class Campaign:
         detail = parts[4] if len(parts) > 4 else ""
         st["cur"] = None
         st["next"] = case + 1
-        self.max_case_s = max(self.max_case_s, dt)
+        if dt > self.max_case_s:
+            self.max_case_s, self.slowest_case = dt, case
         if verdict in self.verdicts:
             self.verdicts[verdict] += 1
         elif verdict == "X":
@@ -616,6 +618,7 @@ def main() -> None:
         v = camp.verdicts
         print(f"{kind}: tried={camp.tried()} accepted={v['A']} drift={v['D']} rejected={v['R']} "
               f"seconds={dt:.1f} per_s={camp.tried() / dt:.0f} max_case_s={camp.max_case_s:.3f} "
+              f"(case {camp.slowest_case}) "
               f"findings={len(camp.findings)}", flush=True)
         all_findings += [(kind, *f) for f in camp.findings]
         line.append(f"{kind}={count}")

@@ -298,6 +298,8 @@ cdef class Kwg:
         cdef int k
         if self.nodes != NULL:
             raise TypeError("Kwg is already initialised")
+        if not isinstance(data, bytes):
+            data = bytes(data)   # lengths below are in bytes (a numpy array's len() is not)
         if len(data) > 4 * (KWG_ARC_MASK + 1):
             raise LexiconFormatError("KWG has more than 2^22 nodes")
         if len(data) % 4 != 0 or len(data) < 4:

@@ -267,7 +267,7 @@ def test_fuzz_klv2_short(tmp_path):
 def test_campaign_detects_crashes_hangs_and_wrong_errors(tmp_path):
     """The harness itself: a segfault, an exit, a hang, an unexpected exception type and a misread at given
     inputs are each reported once (and saved), and the campaign goes on with the next input."""
-    camp = _campaign("kwg", 30, 5, tmp_path, inject="2:crash,4:hang,6:raise,8:misread,10:exit", hang_s=1.0)
+    camp = _campaign("kwg", 30, 5, tmp_path, inject="2:crash,4:hang,6:raise,8:misread,10:exit")
     got = sorted((cat, case) for cat, case, _ in camp.findings)
     assert got == [("crash", 2), ("crash", 10), ("hang", 4), ("misread", 8), ("unexpected", 6)]
     assert camp.tried() == 30
