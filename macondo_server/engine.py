@@ -11,7 +11,17 @@ from engine_cy.klv import Klv
 from engine_cy.movegen import MoveGen
 
 from .config import Settings
-from .formats import RACK_SIZE, FormatError, Move, Position, format_move, parse_move
+from .formats import (
+    RACK_SIZE,
+    FormatError,
+    Move,
+    Position,
+    check_text,
+    excerpt,
+    format_move,
+    parse_move,
+    rack_tiles,
+)
 from .lexicon import Lexicon, LexiconError, LexiconRegistry, load_klv
 
 EQUITY_SCALE = 1000
@@ -44,22 +54,20 @@ def find_move(moves: list[GeneratedMove], text: str, pos: Position) -> Generated
     for m in moves:
         if format_move(m.move, pos.ld, pos.board) == key:
             return m
-    raise FormatError(f"move {text!r} is not a legal play here")
+    raise FormatError(f"move {excerpt(text)} is not a legal play here")
 
 
 def known_opponent_tiles(pos: Position, text: str) -> list[int]:
     """Machine letters of opponent tiles given as text (`--opp-rack`), checked against the unseen tiles."""
     ld = pos.ld
-    try:
-        known = ld.parse_rack(text.upper())
-    except ValueError as exc:
-        raise FormatError(f"opponent rack {text!r}: {exc}") from None
+    check_text(text, "opponent rack", 64)
+    known = rack_tiles(ld, text, "opponent rack", fold_case=True)
     if len(known) > RACK_SIZE:
-        raise FormatError(f"opponent rack {text!r} has more than {RACK_SIZE} tiles")
+        raise FormatError(f"opponent rack {excerpt(text)} has more than {RACK_SIZE} tiles")
     pool = pos.unseen_counts(0)
     for t in known:
         if pool[t] <= 0:
-            raise FormatError(f"opponent rack {text!r}: {ld.label(t)} is not among the unseen tiles")
+            raise FormatError(f"opponent rack {excerpt(text)}: {ld.label(t)} is not among the unseen tiles")
         pool[t] -= 1
     return known
 

@@ -19,7 +19,7 @@ from engine_cy.kwg import Kwg, build_kwg
 from engine_cy.movegen import MoveGen
 
 from .config import Settings, cache_dir
-from .formats import excerpt
+from .formats import excerpt, rack_tiles
 
 
 class LexiconError(ValueError):
@@ -52,7 +52,7 @@ class Lexicon:
 
     def is_word(self, word: str) -> bool:
         try:
-            mls = self.ld.parse_rack(word.upper())
+            mls = rack_tiles(self.ld, word, "word", fold_case=True)
         except ValueError:
             return False
         if 0 in mls:
@@ -68,7 +68,7 @@ def words_to_ml(lines: list[str], ld: LetterDistribution, source: str = "word li
         if not word or word.startswith("#"):
             continue
         try:
-            mls = ld.parse_rack(word.upper())
+            mls = rack_tiles(ld, word, "word", fold_case=True)
         except ValueError as exc:
             raise LexiconError(f"{source} line {lineno}: {exc}") from None
         if 0 in mls:
@@ -110,7 +110,7 @@ def klv2_from_csv(text: str, ld: LetterDistribution | None = None, source: str =
                 continue  # header
             raise LexiconError(f"{source} line {lineno}: value {parts[1]!r} is not a number") from None
         try:
-            leave = ld.parse_rack(parts[0].upper())
+            leave = rack_tiles(ld, parts[0], "leave", fold_case=True)
         except ValueError as exc:
             raise LexiconError(f"{source} line {lineno}: {exc}") from None
         if not 1 <= len(leave) <= 6:

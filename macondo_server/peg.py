@@ -15,7 +15,7 @@ from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
 
 from .engine import Engine, find_move, known_opponent_tiles
-from .formats import RACK_SIZE, FormatError, Move, Position, format_move
+from .formats import RACK_SIZE, FormatError, Move, Position, check_text, excerpt, format_move, rack_tiles
 from .gamestate import game_from_position
 from .jobs import watch_stop
 
@@ -402,16 +402,14 @@ class PegJob:
     def parse_order(self, letters: str) -> tuple[int, ...]:
         """A draw order (first drawn first) of exactly the bag's size, from the possible bag tiles."""
         ld = self.pos.ld
-        try:
-            seq = tuple(ld.parse_rack(letters.upper()))
-        except ValueError as exc:
-            raise FormatError(f"eventuality {letters!r}: {exc}") from None
+        check_text(letters, "eventuality", 64)
+        seq = tuple(rack_tiles(ld, letters, "eventuality", fold_case=True))
         if len(seq) != self.k:
-            raise FormatError(f"eventuality {letters!r} has {len(seq)} tiles; the bag holds {self.k}")
+            raise FormatError(f"eventuality {excerpt(letters)} has {len(seq)} tiles; the bag holds {self.k}")
         left = list(self.pool)
         for t in seq:
             if left[t] <= 0:
-                raise FormatError(f"eventuality {letters!r}: no {ld.label(t)} can be in the bag "
+                raise FormatError(f"eventuality {excerpt(letters)}: no {ld.label(t)} can be in the bag "
                                   f"(possible bag tiles: {_counts_str(ld, self.pool)})")
             left[t] -= 1
         return seq

@@ -18,7 +18,7 @@ import numpy as np
 from engine_cy.sim import SimWorker
 
 from .engine import Engine, GeneratedMove, bag_for_mover, known_opponent_tiles
-from .formats import FormatError, Position, format_move, parse_move
+from .formats import FormatError, Position, excerpt, format_move, parse_move
 from .gamestate import game_from_position
 from .jobs import watch_stop
 
@@ -174,7 +174,7 @@ class SimJob:
                     break
                 named = by_text.get(format_move(parse_move(text, pos.board, ld), ld, pos.board))
                 if named is None:
-                    raise FormatError(f"move {text!r} is not a legal play here")
+                    raise FormatError(f"move {excerpt(text)} is not a legal play here")
                 i = where.get(id(named))
                 if i is None:
                     where[id(named)] = len(chosen)
