@@ -32,6 +32,13 @@ Z,1,10,0
 """
 
 
+def _short(str text, int limit=40):
+    """A quoted excerpt of untrusted text for error messages (at most `limit` characters of it)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} chars)"
+
+
 class TileParseError(ValueError):
     """A tile string has a letter the distribution does not know."""
 
@@ -104,7 +111,7 @@ cdef class LetterDistribution:
         """Machine letter of an uppercase label, or raise TileParseError."""
         ml = self._index.get(label)
         if ml is None:
-            raise TileParseError(f"unknown letter {label!r}")
+            raise TileParseError(f"unknown letter {_short(label)}")
         return ml
 
     def _split(self, str text):
@@ -117,7 +124,7 @@ cdef class LetterDistribution:
             if ch == "[":
                 j = text.find("]", i)
                 if j < 0:
-                    raise TileParseError(f"unclosed '[' in {text!r}")
+                    raise TileParseError(f"unclosed '[' in {_short(text)}")
                 out.append(text[i + 1:j])
                 i = j + 1
             else:
@@ -132,7 +139,7 @@ cdef class LetterDistribution:
             if lab == "?":
                 out.append(0)
             elif lab != lab.upper() or lab not in self._index:
-                raise TileParseError(f"unknown rack tile {lab!r} in {text!r}")
+                raise TileParseError(f"unknown rack tile {_short(lab)} in {_short(text)}")
             else:
                 out.append(self._index[lab])
         return out
@@ -140,8 +147,9 @@ cdef class LetterDistribution:
     def parse_board_tile(self, str lab):
         """Board tile label: uppercase letter, or lowercase for a blank (ml | 0x80)."""
         up = lab.upper()
-        if up == "?" or up not in self._index:
-            raise TileParseError(f"unknown tile {lab!r}")
+        # a blank is the label's own lowercase form: 'ı' or 'ß' upper-case to letters but are not blanks of them
+        if up == "?" or up not in self._index or (lab != up and up.lower() != lab):
+            raise TileParseError(f"unknown tile {_short(lab)}")
         ml = self._index[up]
         if lab != up:
             return ml | 0x80
