@@ -322,7 +322,8 @@ class SimJob:
                         self.stop()
                 with self._lock:
                     self.iterations += sum(done)
-                    self._update_stats()
+                    if opts.stop is not None:     # only the auto-stop needs them here; snapshot() updates too
+                        self._update_stats()
                     if self._prune_and_check():
                         break
                 rnd += 1
