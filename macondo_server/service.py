@@ -277,7 +277,7 @@ class EngineServicer(pb_grpc.EngineServicer):
                 stop=request.stop or None, max_time=request.max_time, threads=job.threads,
                 seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
             )
-            return SimJob(self.engine, pos, opts)
+            return SimJob(self.engine, pos, opts, stop=job.stop)
 
         yield from self._stream(context, "sim", request, setup, lambda sim, stop: sim.run(stop=stop),
                                 lambda sim: sim_to_pb(sim.snapshot(final=False), "", False),

@@ -220,7 +220,7 @@ class SessionStore:
             return best.move if best else None
         opts = SimOptions(plies=st.plies, num_plays=st.num_plays, iterations=st.iterations, threads=threads,
                           seed=game.hash_key & 0x7FFFFFFFFFFFFFFF, max_time=st.max_time)
-        job = SimJob(self.engine, pos, opts)
+        job = SimJob(self.engine, pos, opts, stop=stop)
         if stop is not None and stop.is_set():
             return None
         res = job.run(stop=stop)
