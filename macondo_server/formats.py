@@ -704,6 +704,8 @@ _KNOWN_PRAGMAS = {
     "tile-distribution", "tile-set", "tile", "rack1", "rack2", "incomplete", "character-encoding",
 }
 _SINGLE_PRAGMAS = _KNOWN_PRAGMAS - {"tile", "player1", "player2", "character-encoding"}
+# pragmas that may follow the events: the last known racks of an unfinished game, and its mark
+_LATE_PRAGMAS = {"rack1", "rack2", "incomplete"}
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
@@ -804,7 +806,7 @@ def parse_gcg(text: str) -> GcgGame:
                     if lineno != 1:
                         raise FormatError(f"GCG line {lineno}: #character-encoding must be the first line")
                     continue
-                if seen_event:
+                if seen_event and name not in _LATE_PRAGMAS:
                     raise FormatError(
                         f"GCG line {lineno}: pragma #{excerpt(name)[1:-1]} after the first event"
                     )
@@ -875,6 +877,8 @@ def _parse_event(line: str, lineno: int, game: GcgGame) -> GcgEvent:
     toks = m.group(2).split()
     if len(toks) < 2:
         raise FormatError(f"{where}: event must end with a signed score and a cumulative score")
+    if toks[-2].startswith("+-") and "(time)" in toks:
+        toks[-2] = toks[-2][1:]  # '(time) +-10', as some programs write a time penalty
     score = parse_int(toks[-2], f"{where}: the event's signed score", -MAX_SCORE, MAX_SCORE, "required")
     cum = parse_int(toks[-1], f"{where}: the cumulative score", -MAX_SCORE, MAX_SCORE, "minus")
     mid = toks[:-2]
@@ -894,23 +898,26 @@ def _parse_event(line: str, lineno: int, game: GcgGame) -> GcgEvent:
             ev.type = "end_rack_penalty"
             ev.rack = mid[0]
         return ev
-    if len(mid) == 2:
-        ev.rack = mid[0]
+    if len(mid) in (1, 2) and tok.startswith("-"):
+        # pass, phony withdrawn or exchange; the rack may be missing ('>b:  - +0 0')
+        ev.rack = mid[0] if len(mid) == 2 else ""
         if tok == "-":
             ev.type = "pass"
         elif tok == "--":
             ev.type = "phony_returned"
-        elif tok.startswith("-"):
+        else:
             ev.type = "exchange"
             ev.exchanged = tok[1:]
             if ev.exchanged[0] in "0123456789":
                 parse_int(ev.exchanged, f"{where}: the number of exchanged tiles", 1, RACK_SIZE)
-        else:
-            raise FormatError(f"{where}: cannot read event {excerpt(line)}")
         return ev
-    if len(mid) == 3:
+    if len(mid) in (2, 3):
+        # a tile play; the rack may be missing ('>a: 8D WAITED +28 28')
         ev.type = "play"
-        ev.rack, ev.position, ev.word = mid
+        if len(mid) == 3:
+            ev.rack, ev.position, ev.word = mid
+        else:
+            ev.position, ev.word = mid
         try:
             parse_coord(ev.position, 21)
         except FormatError as exc:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from engine_cy.alphabet import LetterDistribution
 from engine_cy.game import Game, GameError
 from engine_cy.movegen import play_error
 
 from .formats import (
+    DISTRIBUTIONS,
     MAX_GCG_EVENTS,
     MAX_SCORE,
     MAX_TILES_CHARS,
@@ -24,6 +26,7 @@ from .formats import (
     GcgGame,
     Move,
     Position,
+    board_tile,
     check_text,
     count_excess,
     excerpt,
@@ -32,6 +35,7 @@ from .formats import (
     parse_int,
     parse_move,
     rack_tiles,
+    split_labels,
 )
 from .lexicon import Lexicon
 
@@ -223,11 +227,19 @@ def play_move(game: Game, move: Move) -> int:
 class ReplayResult:
     game: Game
     events_applied: int
-    positions: list[Position]          # after each applied event
+    # after each applied event, as the player then on turn knows it: their own rack (empty when the file
+    # never shows it), the opponent's tiles they know of (a withdrawn phony's tiles; every tile once the
+    # bag is empty), never a rack the file reveals only later
+    positions: list[Position]
     lexicon: str
+    start: Position                     # before the first event, as its player knows it
+    start_player: int = 0
+    warnings: list[str] = field(default_factory=list)   # the record is incomplete: what was assumed
 
 
 _MOVES = ("play", "pass", "exchange", "phony_returned")
+# languages of lexicon families this engine knows (the prefix of the lexicon name)
+_ENGLISH_LEXICA = ("NWL", "CSW", "TWL", "OWL", "OTCWL", "SOWPODS", "ECWL", "CEL", "SCOWL", "COMMON", "WOW", "NSWL")
 
 
 def _where(ev: GcgEvent, n: int) -> str:
@@ -235,11 +247,82 @@ def _where(ev: GcgEvent, n: int) -> str:
     return f"GCG line {ev.line} (event {n}, {who})" if ev.line else f"GCG event {n} ({who})"
 
 
-def _next_reveals(events: Sequence[GcgEvent], players: list[int]) -> list[tuple[str | None, str | None]]:
+def lexicon_for_record(record: GcgGame, available: Sequence[str], default: str,
+                       requested: str | None = None) -> tuple[str, list[str]]:
+    """The lexicon to replay a record with, and warnings: the one requested, else the file's #lexicon when
+    it is available, else (for an English lexicon not installed: plays are not checked on import) the
+    default. A game in another language (its #tile-distribution, or a lexicon of another language) is
+    refused with a FormatError saying so, not replayed into a misleading score mismatch."""
+    dist = record.pragma("tile-distribution") or record.pragma("tile-set")
+    if dist and dist.lower() not in DISTRIBUTIONS:
+        raise FormatError(
+            f"GCG #tile-distribution {excerpt(dist)}: this letter distribution (language) is not supported"
+            f" (supported: {', '.join(sorted(DISTRIBUTIONS))})"
+        )
+    if requested:
+        return requested, []
+    named = (record.pragma("lexicon") or "").strip()
+    if not named:
+        return default, []
+    known = {a.upper(): a for a in available}
+    if named.upper() in known:
+        return known[named.upper()], []
+    if not named.upper().startswith(_ENGLISH_LEXICA):
+        raise FormatError(
+            f"GCG #lexicon {excerpt(named)}: this lexicon is not available and its language is not supported"
+            f" (available: {', '.join(available) or 'none'})"
+        )
+    family = named.upper().rstrip("0123456789")
+    kin = sorted(a for a in available if a.upper().rstrip("0123456789") == family)
+    if kin:
+        default = kin[-1]  # the same family's edition at hand (NWL20 for NWL18)
+    return default, [f"lexicon {excerpt(named)} is not available; replayed with {default}"
+                     " (plays are not checked on import)"]
+
+
+def check_record_tiles(record: GcgGame, ld: LetterDistribution) -> None:
+    """A letter the letter distribution lacks means a game in another language: say so before replaying
+    (else the first sign of it would be a score that does not add up). Other unreadable tiles are left to
+    the event's own replay, which reports them."""
+    for n, ev in enumerate(record.events, 1):
+        fields: list[tuple[str, str, bool]] = [("rack", ev.rack, True)]
+        if ev.type == "play":
+            fields.append(("word", ev.word, False))
+        elif ev.type == "exchange" and not ev.exchanged[:1].isdigit():
+            fields.append(("exchanged tiles", ev.exchanged, True))
+        elif ev.type in ("end_rack_points", "end_rack_penalty"):
+            fields.append(("end-of-game rack", ev.exchanged, True))
+        for what, text, is_rack in fields:
+            if not text:
+                continue
+            try:
+                labels = split_labels(text, what)
+            except FormatError:
+                continue
+            for lab in labels:
+                if lab in "?." or not lab.strip("[]").isalpha():
+                    continue
+                try:
+                    if is_rack:
+                        rack_tiles(ld, lab, what, fold_case=True)
+                    else:
+                        board_tile(ld, lab, what)
+                except FormatError:
+                    raise FormatError(
+                        f"{_where(ev, n)}: {what} {excerpt(text, 20)}: unknown tile {excerpt(lab)}: the game is"
+                        f" in a language this engine does not support (letter distributions:"
+                        f" {', '.join(sorted(DISTRIBUTIONS))})"
+                    ) from None
+
+
+def _next_reveals(record: GcgGame, players: list[int]) -> list[tuple[str | None, str | None]]:
     """For each event index i, the rack each player holds from event i on, as the file next shows it
-    (None where it never does). One backward pass: looking ahead from every event is quadratic."""
-    cur: list[str | None] = [None, None]
+    (None where it never does; #rack1/#rack2 give the last known racks). One backward pass: looking ahead
+    from every event is quadratic."""
+    events = record.events
+    cur: list[str | None] = [record.pragma("rack1") or None, record.pragma("rack2") or None]
     out: list[tuple[str | None, str | None]] = [(None, None)] * (len(events) + 1)
+    out[len(events)] = (cur[0], cur[1])
     for i in range(len(events) - 1, -1, -1):
         ev, who = events[i], players[i]
         if ev.type in _MOVES:
@@ -253,10 +336,51 @@ def _next_reveals(events: Sequence[GcgEvent], players: list[int]) -> list[tuple[
     return out
 
 
+def _minus(tiles: list[int], used: Sequence[int]) -> list[int]:
+    rest = list(tiles)
+    for t in used:
+        if t in rest:
+            rest.remove(t)
+    return rest
+
+
+def _union(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """Per letter the larger count (a rack known to hold `a` and to hold `b` holds both)."""
+    out = list(a)
+    extra = list(b)
+    for t in a:
+        if t in extra:
+            extra.remove(t)
+    return out + extra
+
+
+def _rack_value(ld: LetterDistribution, tiles: Sequence[int]) -> int:
+    return sum(ld.score(t) for t in tiles)
+
+
+@dataclass
+class _Replay:
+    """State of a replay beyond the engine's: what each player knows of the other's rack, and a game end
+    waiting for the file's end-of-game events."""
+
+    known: list[list[int]]                  # tiles of player i known to the other player
+    before_play: list[list[int]]            # known[i] before i's last tile play (a withdrawn phony)
+    out_player: int = -1                    # who went out, their end-rack points not yet credited
+    out_bonus: int = 0                      # what the engine credited for it (2 x the opponent's rack)
+    out_line: int = 0
+    final_pass_done: bool = False
+    zeros_end: bool = False                 # six scoreless turns ended it; rack penalties not yet seen
+    missing_racks: list[int] = field(default_factory=list)
+
+
 def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int = 0) -> ReplayResult:
     """Replay a GCG record event by event (racks as the file states them), up to `turn` events.
 
-    Each event's scores must add up (previous total + score = cumulative) and agree with the engine's."""
+    Each event's scores must add up (previous total + score = cumulative) and agree with the engine's. The
+    end of a game is read as the reference engines write it: after a play that goes out, a challenge
+    bonus, the opponent's final pass (or turn lost to a failed double challenge) and the end-rack points
+    (twice the rack, or the rack once with the opponent's penalty); after six scoreless turns each player's
+    rack penalty. An incomplete record (racks missing, game not finished) loads with warnings."""
     ld = lex.ld
     if len(record.players) != 2:
         raise FormatError(f"GCG has {len(record.players)} players; expected 2")
@@ -268,7 +392,8 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
         if ev.nick not in nicks:
             raise FormatError(f"{_where(ev, n)}: unknown player")
         players.append(nicks.index(ev.nick))
-    reveals = _next_reveals(record.events, players)
+    check_record_tiles(record, ld)
+    reveals = _next_reveals(record, players)
     parsed: dict[str, list[int] | None] = {}
 
     def known_rack(text: str | None) -> list[int] | None:
@@ -290,6 +415,8 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
     positions: list[Position] = []
     ops = {"lex": lex.name}
     file_total = [0, 0]
+    st = _Replay(known=[[], []], before_play=[[], []])
+    warnings: list[str] = []
     for n, ev in enumerate(events, 1):
         player = players[n - 1]
         where = _where(ev, n)
@@ -303,17 +430,15 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
                 f" is not {ev.cumulative}"
             )
         file_total[player] = ev.cumulative
-        was_over = game.game_over
         try:
-            _apply_event(game, ev, player, n, record.events, reveals, known_rack, lex)
+            _apply_event(game, ev, player, n, reveals, known_rack, lex, st)
         except FormatError as exc:
             raise FormatError(f"{where}: {exc}") from None
         except (GameError, ValueError, OverflowError) as exc:
             raise FormatError(f"{where}: {_short(exc)}") from None
         finally:
             game.set_random_order()
-        ended_here = game.game_over and not was_over and ev.type in _MOVES
-        if not ended_here and game.scores[player] != ev.cumulative:
+        if game.scores[player] != ev.cumulative:
             raise FormatError(
                 f"{where}: cumulative score is {game.scores[player]} after replay,"
                 f" the file says {ev.cumulative}"
@@ -328,33 +453,89 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
                         game.set_rack(who, known)
                     except GameError:
                         pass  # an inconsistent later rack is reported when its own event is replayed
-        shown = position_from_game(game, ops)
-        if next_is_phony and not game.game_over:
-            # the game state is left alone until the withdrawal; the position shows the known rack
-            known = known_rack(reveals[n][game.on_turn])
-            if known is not None:
-                shown.racks = (known, shown.racks[1])
-        positions.append(shown)
-    return ReplayResult(game=game, events_applied=len(events), positions=positions, lexicon=lex.name)
+        positions.append(_seen_position(game, ops, reveals[n], known_rack, st, next_is_phony))
+    if st.missing_racks:
+        lines = ", ".join(str(x) for x in st.missing_racks[:8]) + (" …" if len(st.missing_racks) > 8 else "")
+        warnings.append(f"no rack is given on GCG line(s) {lines}: the other tiles of those racks were drawn"
+                        " at random")
+    if turn is None or turn >= len(record.events):
+        if st.out_player >= 0:
+            warnings.append(
+                f"{nicks[st.out_player]} went out on GCG line {st.out_line} but the file credits no end-rack"
+                f" points ({st.out_bonus} by the rules); the scores are the file's"
+            )
+        elif st.zeros_end:
+            warnings.append("the game ended after six scoreless turns but the file gives no rack penalties;"
+                            " the scores are the file's")
+        elif not game.game_over:
+            who = nicks[game.on_turn]
+            warnings.append(f"the game is not finished ({len(events)} events, {game.bag_size} tiles in the bag);"
+                            f" {who} is on turn")
+        if positions and not positions[-1].racks[0] and not game.game_over:
+            warnings.append(f"the file does not show the rack of {nicks[game.on_turn]}, who is on turn")
+    first = players[0] if players else 0
+    start = Position(board=new_board(), racks=(known_rack(reveals[0][first]) or [], []), scores=(0, 0), zeros=0,
+                     ops=dict(ops), ld=ld)
+    return ReplayResult(game=game, events_applied=len(events), positions=positions, lexicon=lex.name,
+                        warnings=warnings, start=start, start_player=first)
 
 
-def _apply_event(game: Game, ev: GcgEvent, player: int, n: int, all_events: Sequence[GcgEvent],
-                 reveals: list[tuple[str | None, str | None]], known_rack, lex: Lexicon) -> None:
+def _seen_position(game: Game, ops: dict[str, str], reveal: tuple[str | None, str | None], known_rack,
+                   st: _Replay, next_is_phony: bool) -> Position:
+    """The position as the player on turn knows it (see ReplayResult.positions)."""
+    p = game.on_turn
+    pos = position_from_game(game, ops)
+    own_reveal = known_rack(reveal[p])
+    if game.game_over:
+        own = game.rack(p)
+    elif own_reveal is None:
+        own = []                 # the file never shows it: unknown, not made up
+    elif next_is_phony:
+        own = own_reveal         # the engine's racks wait for the withdrawal
+    else:
+        own = game.rack(p)       # the engine holds the revealed rack
+    opp_rack = game.rack(1 - p)
+    if game.bag_size == 0 or game.game_over:
+        opp = opp_rack           # the bag is empty: the unseen tiles are the opponent's rack
+    else:
+        rest = list(opp_rack)
+        opp = []
+        for t in st.known[1 - p]:
+            if t in rest:
+                rest.remove(t)
+                opp.append(t)
+    pos.racks = (list(own), list(opp))
+    return pos
+
+
+def _apply_event(game: Game, ev: GcgEvent, player: int, n: int,
+                 reveals: list[tuple[str | None, str | None]], known_rack, lex: Lexicon, st: _Replay) -> None:
     """One GCG event on the game; errors name the problem, the caller adds the line."""
     ld = lex.ld
     rack = _event_rack(ld, ev.rack, "rack") if ev.rack else None
-    if ev.type in ("end_rack_points", "end_rack_penalty"):
-        _event_rack(ld, ev.exchanged, "end-of-game rack")
+    end_tiles = _event_rack(ld, ev.exchanged, "end-of-game rack") if ev.type in (
+        "end_rack_points", "end_rack_penalty") else []
     if ev.type in ("play", "pass", "exchange"):
         if game.game_over:
+            if (ev.type == "pass" and st.out_player >= 0 and player != st.out_player
+                    and not st.final_pass_done):
+                st.final_pass_done = True  # the final pass, or a turn lost to a failed double challenge
+                return
             raise FormatError("the game is already over")
         game.set_turn(player)
         if rack is not None:
             game.set_rack(player, rack)
+        elif ev.type != "pass":
+            st.missing_racks.append(ev.line)
         next_rack = known_rack(reveals[n][player])
+        before = game.scores[player]
         if ev.type == "play":
             move = parse_move(f"{ev.position} {ev.word}", game.board, ld)
+            if rack is None:
+                _hold(game, player, move.rack_tiles())
             _force_draws(game, player, move.rack_tiles(), next_rack)
+            st.before_play[player] = list(st.known[player])
+            st.known[player] = _minus(st.known[player], move.rack_tiles())
             score = play_move(game, move)
             if score != ev.score:
                 raise FormatError(f"{format_move(move, ld)} scores {score}, the file says {ev.score}")
@@ -369,31 +550,90 @@ def _apply_event(game: Game, ev: GcgEvent, player: int, n: int, all_events: Sequ
                 tiles = rack_tiles(ld, ev.exchanged, "exchanged tiles", fold_case=True)
                 if not 1 <= len(tiles) <= RACK_SIZE:
                     raise FormatError(f"an exchange of {len(tiles)} tiles; 1 to {RACK_SIZE} can be exchanged")
+                if rack is None:
+                    _hold(game, player, tiles)
             _force_draws(game, player, list(tiles), next_rack)
+            st.known[player] = []  # the opponent sees how many tiles went back, not which
             play_move(game, Move("exchange", tiles=tuple(sorted(tiles))))
         else:
             play_move(game, Move("pass"))
+        _note_game_end(game, player, before + (ev.score if ev.type == "play" else 0), ev.line, st)
     elif ev.type == "phony_returned":
         # the challenged play comes off: its tiles go back and the turn is lost (a scoreless turn)
         hist = game.history()
         if not hist or hist[-1][0] != player or hist[-1][1] != "place":
             raise FormatError("a phony is withdrawn but the last move is not its play")
+        phony = [0 if t & 0x80 else t for t in hist[-1][5] if t]
         game.undo()
+        if st.out_player == player:
+            st.out_player, st.out_bonus, st.final_pass_done = -1, 0, False
         if rack is not None and sorted(rack) != sorted(game.rack(player)):
             raise FormatError(
                 f"the withdrawn play was made from {ld.rack_str(game.rack(player))},"
                 f" the file says {excerpt(ev.rack)}"
             )
+        # the opponent has seen these tiles: they are known to be on the rack again
+        st.known[player] = _union(st.before_play[player], phony)
         game.set_turn(player)
         play_move(game, Move("pass"))
+        _note_game_end(game, player, game.scores[player], ev.line, st)
     elif ev.type in ("challenge_bonus", "time_penalty"):
         game.adjust_score(player, ev.score)
-    elif ev.type in ("end_rack_points", "end_rack_penalty"):
+    elif ev.type == "end_rack_points":
+        value = _rack_value(ld, end_tiles)
+        if ev.score not in (2 * value, value):
+            raise FormatError(
+                f"end-rack points {ev.score:+d}: the rack {excerpt(ev.exchanged)} is worth {value}"
+                f" (going out earns {2 * value})"
+            )
+        if st.out_player >= 0 and st.out_player != player:
+            raise FormatError(f"end-rack points for {excerpt(ev.nick)}, who did not go out")
+        if game.game_over and st.out_player < 0:
+            raise FormatError("end-rack points after the game ended")
+        game.adjust_score(player, ev.score)
+        game.set_over(True, "standard")
+        st.out_player = -1
+    elif ev.type == "end_rack_penalty":
+        value = _rack_value(ld, end_tiles)
+        if -ev.score != value:
+            raise FormatError(f"rack penalty {ev.score:+d}: the rack {excerpt(ev.exchanged)} is worth {value}")
+        game.adjust_score(player, ev.score)
+        st.zeros_end = False
         if not game.game_over:
-            game.adjust_score(player, ev.score)
-            game.set_over(True, "standard" if ev.type == "end_rack_points" else "consecutive_zeros")
+            game.set_over(True, "consecutive_zeros")
     else:
         raise FormatError(f"unknown event type {excerpt(str(ev.type))}")
+
+
+def _note_game_end(game: Game, player: int, expected: int, line: int, st: _Replay) -> None:
+    """The engine settles the end of the game at once (2 x the opponent's rack to whoever goes out, rack
+    penalties after six scoreless turns); a GCG record writes those as separate events, so the engine's
+    settlement is taken back here and the file's events apply it."""
+    if not game.game_over:
+        return
+    ld = game.ld
+    if game.end_reason_name == "standard":
+        bonus = game.scores[player] - expected
+        game.adjust_score(player, -bonus)
+        st.out_player, st.out_bonus, st.out_line, st.final_pass_done = player, bonus, line, False
+    elif game.end_reason_name == "consecutive_zeros":
+        for who in (0, 1):
+            game.adjust_score(who, _rack_value(ld, game.rack(who)))
+        st.zeros_end = True
+
+
+def _hold(game: Game, player: int, tiles: Sequence[int]) -> None:
+    """Make sure `player` (whose rack the file does not show) holds `tiles`: the rest of the rack is kept
+    where it can be, and the rack is then filled at random."""
+    cur = game.rack(player)
+    if not _minus(list(tiles), cur):
+        return
+    new = list(tiles)
+    for t in _minus(cur, tiles):
+        if len(new) < len(cur):
+            new.append(t)
+    game.set_rack(player, new[:RACK_SIZE])
+    game.fill_rack(player)
 
 
 def _event_rack(ld, text: str, what: str) -> list[int]:
