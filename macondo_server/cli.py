@@ -199,39 +199,41 @@ def cmd_commit(args: argparse.Namespace) -> int:
 
 def cmd_load(args: argparse.Namespace) -> int:
     from .formats import read_gcg_file
-    from .gamestate import replay_gcg
+    from .gamestate import lexicon_for_record, replay_gcg
 
     path = Path(args.file)
     if not path.is_file():
         raise CliError(f"GCG file {path} does not exist")
     record = read_gcg_file(str(path))
     settings = Settings.load(args.data_dir)
-    lex = LexiconRegistry(settings).get(args.lexicon or record.pragma("lexicon") or settings.default_lexicon)
+    registry = LexiconRegistry(settings)
+    lex_name, warnings = lexicon_for_record(record, registry.available(), settings.default_lexicon, args.lexicon)
+    lex = registry.get(lex_name)
     if args.turn is not None and not 0 <= args.turn <= len(record.events):
         raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
     res = replay_gcg(record, lex, turn=args.turn)
+    warnings += res.warnings
     game = res.game
-    if res.positions:
-        pos = res.positions[-1]
-    else:
-        from .gamestate import position_from_game
-
-        pos = position_from_game(game, {"lex": lex.name})
+    pos = res.positions[-1] if res.positions else res.start
     cgp = write_cgp(pos)
     scores = list(game.scores)
+    on_turn = game.on_turn if res.positions else res.start_player
     if args.json:
         print(json.dumps({
             "cgp": cgp,
             "scores": scores,
-            "on_turn": game.on_turn,
+            "on_turn": on_turn,
             "game_over": game.game_over,
             "end_reason": game.end_reason_name,
             "events": res.events_applied,
+            "warnings": warnings,
         }))
         return 0
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
     names = [p[0] for p in record.players]
     print(cgp)
-    print(f"scores: {names[0]} {scores[0]}, {names[1]} {scores[1]}; on turn: {names[game.on_turn]}; "
+    print(f"scores: {names[0]} {scores[0]}, {names[1]} {scores[1]}; on turn: {names[on_turn]}; "
           f"events replayed: {res.events_applied}/{len(record.events)}")
     if game.game_over:
         print(f"game over ({game.end_reason_name})")
