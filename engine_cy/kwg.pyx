@@ -143,8 +143,8 @@ cdef inline int _check_node(const uint32_t* nodes, uint32_t n, uint32_t first, u
     return E_OK
 
 
-cdef inline bint _sweep_one(const uint32_t* nodes, uint32_t n, uint32_t first, uint32_t q, int kind, VInfo* info,
-                            VErr* scratch) noexcept nogil:
+cdef inline bint _sweep_one(const uint32_t* nodes, uint32_t n, uint32_t first, uint32_t q, int kind,
+                            VInfo* info, VErr* scratch) noexcept nogil:
     """Finish node q now if it passes its rules and its arc list and next sibling are finished already."""
     cdef uint32_t node, a, nx
     if info[q].state & ST_BLACK:

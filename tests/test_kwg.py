@@ -135,7 +135,8 @@ def test_validated_at_load_kinds_and_counts():
     with pytest.raises(ValueError):
         both.array[2] = 0   # the validated nodes cannot be changed afterwards
     # a leave graph: blanks (tile 0) allowed, tiles ascending along each path
-    leaves = Kwg(build_kwg([bytes([0]), bytes([0, 0]), bytes([0, 5]), bytes([5, 19])], gaddag=False), "leaves")
+    leave_keys = [bytes([0]), bytes([0, 0]), bytes([0, 5]), bytes([5, 19])]
+    leaves = Kwg(build_kwg(leave_keys, gaddag=False), "leaves")
     assert leaves.word_count() == 4
     with pytest.raises(LexiconFormatError, match="DAWG holds tile 0"):
         Kwg(struct.pack("<4I", 0x400002, 0x400000, 0x00400003, 0x01C00000))
