@@ -481,7 +481,20 @@ class Position:
         return counts
 
     def bag_size(self) -> int:
+        """The distribution minus the board and both written racks (the bag and the unknown part of the
+        opponent's rack when that rack is written partly or not at all)."""
         return sum(self.bag_counts())
+
+    @property
+    def known_opp(self) -> list[int]:
+        """The opponent's tiles the player on turn knows of (CGP's second rack, which may be partial or
+        empty: e.g. the tiles of a withdrawn phony; every unseen tile once the bag is empty)."""
+        return list(self.racks[1])
+
+    def tiles_in_bag(self) -> int:
+        """The bag as the player on turn counts it: the unseen tiles less the opponent's rack, which holds
+        a full rack (or every unseen tile when fewer remain) whether or not the CGP writes it."""
+        return max(0, sum(self.unseen_counts(0)) - max(RACK_SIZE, len(self.racks[1])))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Position):

@@ -520,6 +520,10 @@ def _apply_event(game: Game, ev: GcgEvent, player: int, n: int,
             if (ev.type == "pass" and st.out_player >= 0 and player != st.out_player
                     and not st.final_pass_done):
                 st.final_pass_done = True  # the final pass, or a turn lost to a failed double challenge
+                if rack is not None and sorted(rack) != sorted(game.rack(player)):
+                    raise FormatError(
+                        f"the rack {excerpt(ev.rack)} is not what is left ({ld.rack_str(game.rack(player))})"
+                    )
                 return
             raise FormatError("the game is already over")
         game.set_turn(player)

@@ -28,7 +28,7 @@ def render_board(pos: Position) -> str:
 def render_position(pos: Position, names: tuple[str, str] = ("player on turn", "opponent"),
                     bag: int | None = None) -> str:
     """The board, both racks (an unknown one as such), scores, and the tiles unseen by the player on turn.
-    `bag` is the bag size when the opponent's rack is hidden but its size is known (a game in progress)."""
+    The bag is the unseen tiles less the opponent's rack (a full one, known or not) unless `bag` gives it."""
     ld = pos.ld
     out = [render_board(pos), ""]
     for i in range(2):
@@ -36,7 +36,8 @@ def render_position(pos: Position, names: tuple[str, str] = ("player on turn", "
         out.append(f"{names[i]:<15} {rack:<9} {pos.scores[i]:>4}")
     counts = pos.unseen_counts(0)
     unseen = "".join(ld.label(m) * counts[m] for m in range(ld.size))
-    out.append(f"bag {pos.bag_size() if bag is None else bag} tiles; unseen to the player on turn ({sum(counts)}): {unseen}")
+    in_bag = pos.tiles_in_bag() if bag is None else bag
+    out.append(f"bag {in_bag} tiles; unseen to the player on turn ({sum(counts)}): {unseen}")
     if pos.lexicon:
         out.append(f"lexicon {pos.lexicon}")
     return "\n".join(out)
