@@ -134,7 +134,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     pos = parse_cgp(args.cgp)
     if args.json:
-        print(json.dumps({"cgp": args.cgp, "bag": pos.bag_size(), "scores": list(pos.scores)}))
+        print(json.dumps({"cgp": args.cgp, "bag": pos.tiles_in_bag(), "scores": list(pos.scores)}))
     else:
         print(render_position(pos))
     return 0
