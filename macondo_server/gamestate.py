@@ -471,7 +471,7 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
             who = nicks[game.on_turn]
             warnings.append(f"the game is not finished ({len(events)} events, {game.bag_size} tiles in the bag);"
                             f" {who} is on turn")
-        if positions and not positions[-1].racks[0] and not game.game_over:
+        if positions and not positions[-1].racks[0] and not game.game_over and game.bag_size > 0:
             warnings.append(f"the file does not show the rack of {nicks[game.on_turn]}, who is on turn")
     first = players[0] if players else 0
     start = Position(board=new_board(), racks=(known_rack(reveals[0][first]) or [], []), scores=(0, 0), zeros=0,
@@ -488,7 +488,7 @@ def _seen_position(game: Game, ops: dict[str, str], reveal: tuple[str | None, st
     own_reveal = known_rack(reveal[p])
     if game.game_over:
         own = game.rack(p)
-    elif own_reveal is None:
+    elif own_reveal is None and game.bag_size > 0:
         own = []                 # the file never shows it: unknown, not made up
     elif next_is_phony:
         own = own_reveal         # the engine's racks wait for the withdrawal
