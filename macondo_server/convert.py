@@ -76,6 +76,7 @@ def game_to_pb(session: Session) -> pb.GameState:
         rack=ld.rack_str(game.rack(p)),
         unseen="".join(ld.label(m) * counts[m] for m in range(ld.size)),
         gcg=gcg,
+        warnings=session.warnings,
     )
 
 

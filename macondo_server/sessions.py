@@ -17,6 +17,7 @@ from .formats import FormatError, Move, excerpt, new_board, parse_cgp, parse_gcg
 from .gamestate import (
     check_legal,
     game_from_position,
+    lexicon_for_record,
     play_move,
     position_from_game,
     replay_gcg,
@@ -48,6 +49,7 @@ class Session:
     players: list[str]
     from_start: bool = True          # started from an empty board, so its history is the whole game
     client: str = ""                 # the connection that created it (sessions are capped per client)
+    warnings: list[str] = field(default_factory=list)   # what loading it left uncertain (an incomplete GCG)
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -91,6 +93,7 @@ class SessionStore:
         seed &= 0xFFFFFFFFFFFFFFFF
         self._reserve(client)
         lim = self.limits
+        warnings: list[str] = []
         if cgp:
             if len(cgp) > lim.max_cgp_chars:
                 raise ValueError(f"the CGP is longer than {lim.max_cgp_chars} characters (limit max_cgp_chars)")
@@ -104,10 +107,14 @@ class SessionStore:
             if len(gcg) > lim.max_gcg_chars:
                 raise ValueError(f"the GCG is longer than {lim.max_gcg_chars} characters (limit max_gcg_chars)")
             record = parse_gcg(gcg)
-            lex = self.engine.lexicon(lexicon or record.pragma("lexicon") or None)
+            name, warnings = lexicon_for_record(record, self.engine.registry.available(),
+                                                self.engine.settings.default_lexicon, lexicon or None)
+            lex = self.engine.lexicon(name)
             if turn is not None and not 0 <= turn <= len(record.events):
                 raise ValueError(f"turn {turn} is out of range: the record has {len(record.events)} events")
-            game = replay_gcg(record, lex, turn, seed).game
+            replay = replay_gcg(record, lex, turn, seed)
+            game = replay.game
+            warnings += replay.warnings
             if not players:
                 names = [p[0] for p in record.players]
                 check_names(names)
@@ -118,7 +125,7 @@ class SessionStore:
             game.fill_rack(0)
             game.fill_rack(1)
             from_start = True
-        session = Session(secrets.token_hex(12), game, lex, names, from_start, client)
+        session = Session(secrets.token_hex(12), game, lex, names, from_start, client, warnings=warnings)
         with self._lock:
             self._check_room(client)
             self._sessions[session.game_id] = session

@@ -441,3 +441,13 @@ def test_cli_serve_reports_a_port_in_use(server):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "in use" in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_create_game_from_gcg_reports_warnings_and_refuses_other_languages(stub):
+    data = ROOT / "tests" / "data" / "gcg"
+    text = (data / "missing_racks.gcg").read_text(encoding="utf-8")
+    game = stub.CreateGame(pb.CreateGameRequest(gcg=text), timeout=60)
+    assert game.warnings and game.history
+    polish = (data / "polish_tiles.gcg").read_bytes().decode("utf-8", errors="replace")
+    e = _error(stub.CreateGame, pb.CreateGameRequest(gcg=polish), timeout=20)
+    assert e.code() == grpc.StatusCode.INVALID_ARGUMENT and "does not support" in e.details()
