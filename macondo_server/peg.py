@@ -211,7 +211,9 @@ def _ordered_groups(p: PegPlay) -> list[DrawGroup]:
 class PegJob:
     """One pre-endgame solve: validated on construction; run() from any thread, stop() from any other."""
 
-    def __init__(self, engine: Engine, pos: Position, opts: PegOptions) -> None:
+    def __init__(self, engine: Engine, pos: Position, opts: PegOptions,
+                 stop: threading.Event | None = None) -> None:
+        """`stop` (optional) is checked while the plays are set up; once set, the setup ends early."""
         opts.validate()
         self.opts = opts
         self.pos = pos
@@ -246,18 +248,25 @@ class PegJob:
             cands = [c for c in cands if c.move.kind != "exchange"
                      and (opts.max_tiles_left < 0 or k - min(c.tiles_played, k) <= opts.max_tiles_left)]
         self.plays: list[PegPlay] = []
+        # the draw groups depend only on how many tiles a play draws: worked out once per count, then copied
+        templates: dict[int, list[tuple[str, tuple[int, ...], int]]] = {}
         for c in cands:
+            if stop is not None and stop.is_set():
+                break   # stopped during the setup: the plays listed so far, none solved
             t = c.tiles_played if c.move.kind == "place" else 0
-            groups: dict = {}
-            for seq, w in self.draws:
-                gk = group_key(seq, t)
-                if gk in groups:
-                    groups[gk].weight += w
-                else:
-                    groups[gk] = DrawGroup(draw_label(ld, seq, t), seq, w)
+            if min(t, k) not in templates:
+                groups: dict = {}
+                for seq, w in self.draws:
+                    gk = group_key(seq, t)
+                    if gk in groups:
+                        groups[gk][2] += w
+                    else:
+                        groups[gk] = [draw_label(ld, seq, t), seq, w]
+                templates[min(t, k)] = [(lab, seq, w) for lab, seq, w in groups.values()]
             self.plays.append(PegPlay(c.move, format_move(c.move, ld, pos.board),
                                       format_move(c.move, ld, pos.board, style="table").strip(),
-                                      c.score, t, t >= k, list(groups.values())))
+                                      c.score, t, t >= k,
+                                      [DrawGroup(lab, seq, w) for lab, seq, w in templates[min(t, k)]]))
         game = game_from_position(pos, lex)
         game.solver_mode()
         self.game = game

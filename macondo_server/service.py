@@ -331,7 +331,7 @@ class EngineServicer(pb_grpc.EngineServicer):
             )
             if request.eventuality:
                 opts.threads, opts.skip_tiebreaker = 1, True
-            peg = PegJob(self.engine, pos, opts)
+            peg = PegJob(self.engine, pos, opts, stop=job.stop)
             if request.eventuality:
                 peg.parse_order(request.eventuality)
             return pos, peg
