@@ -388,17 +388,22 @@ def cmd_peg(args: argparse.Namespace) -> int:
 
     def progress(r) -> None:
         if live:
-            plays_done = sum(p.cut_off or all(g.outcome is not None for g in p.groups) for p in r.plays)
-            print(f"peg: plays {plays_done}/{len(r.plays)} done ({sum(p.cut_off for p in r.plays)} cut off), "
-                  f"draws {r.done_jobs}/{r.total_jobs}, {r.endgames} endgames, {r.nested_calls} nested calls "
-                  f"({r.nested_hits} cached), {r.seconds:.1f} s", file=sys.stderr)
+            plays_done = sum(p.cut_off or p.pending == 0 for p in r.plays)
+            if r.leader is not None:
+                lead = f"leader {r.leader.table} {r.leader.lower:g}-{r.leader.upper:g} ({r.leader_reason})"
+            else:
+                lead = f"no leader yet (best lower {r.best_lower:g}, best upper {r.best_upper:g})"
+            print(f"peg: {lead}; plays {plays_done}/{len(r.plays)} done ({sum(p.cut_off for p in r.plays)} cut off), "
+                  f"draws {r.done_jobs}/{r.total_jobs}, {r.endgames} endgames, {r.work_line()}, "
+                  f"{r.nested_calls} nested calls ({r.nested_hits} cached), {r.seconds:.1f} s", file=sys.stderr)
 
     res = run_interruptible(lambda: job.run(progress, interval=2.0), job.stop, "pre-endgame")
     if args.json:
         print(json.dumps(res.to_json()))
         return 0
-    print(format_table(res, rows=args.rows))
-    status = "complete" if res.complete else "stopped: unresolved draws are shown as such"
+    print(format_table(res, rows=args.rows, verbose=args.verbose))
+    status = "complete" if res.complete else ("finished: unresolved draws are shown as such" if res.finished
+                                              else "stopped: unresolved draws are shown as such")
     print(f"{res.endgames} endgames, {res.nested_calls} nested solves ({res.nested_hits} from the cache) in "
           f"{res.seconds:.2f} s ({status})")
     return 0
@@ -657,6 +662,8 @@ def build_parser() -> argparse.ArgumentParser:
     pg.add_argument("--eventuality", metavar="LETTERS",
                     help="explain one draw order (first drawn first, as many tiles as the bag holds) for the plays")
     pg.add_argument("--rows", type=int_in(1, 1_000_000), default=30)
+    pg.add_argument("--verbose", action="store_true",
+                    help="list every draw of every verdict (default: a count and weight for long lists)")
     pg.add_argument("--lexicon")
     pg.add_argument("--json", action="store_true")
     pg.set_defaults(func=cmd_peg)

@@ -131,7 +131,7 @@ def endgame_to_pb(res, pos: Position, job_id: str, final: bool, stopped: bool) -
 
 
 def peg_to_pb(res, pos: Position, job_id: str, stopped: bool) -> pb.PreEndgameProgress:
-    from .peg import OUTCOME_NAMES
+    from .peg import OUTCOME_NAMES, outcome_counts
 
     tot = res.total_permutations
     plays = []
@@ -141,13 +141,24 @@ def peg_to_pb(res, pos: Position, job_id: str, stopped: bool) -> pb.PreEndgamePr
             win_pct=100 * p.points / tot if tot else 0.0, cut_off=p.cut_off, unresolved=p.unresolved,
             outcomes=[pb.PEGOutcomeInfo(draw=g.label, result=OUTCOME_NAMES[g.outcome], weight=g.weight)
                       for g in p.groups if g.outcome is not None],
+            lower_wins=p.lower, upper_wins=p.upper, draws_done=p.groups_done, draws_total=p.groups_total,
+            pending_weight=p.pending,
+            outcome_counts=[pb.PEGOutcomeCount(result=name, draws=c["draws"], weight=c["weight"])
+                            for name, c in outcome_counts(p).items()],
         )
         if p.spread is not None:
             info.spread = p.spread
         plays.append(info)
+    lead = res.leader
+    eta = res.eta_seconds
     return pb.PreEndgameProgress(
         job_id=job_id, plays=plays, total_permutations=tot, draws_done=res.done_jobs, draws_total=res.total_jobs,
         endgames=res.endgames, nested_calls=res.nested_calls, nested_cache_hits=res.nested_hits,
         elapsed_seconds=res.seconds, final=res.final,
-        stopped=stopped, complete=res.complete, winner=res.winner.text if res.winner else "",
+        stopped=stopped, complete=res.complete, winner=lead.text if lead else "",
+        leader_reason=res.leader_reason, no_leader_reason=res.no_leader_reason,
+        leader_lower=lead.lower if lead else 0.0, leader_upper=lead.upper if lead else 0.0,
+        best_lower=res.best_lower, best_upper=res.best_upper, endgames_per_second=res.endgames_per_second,
+        draw_groups_left=res.groups_left, endgames_left=res.endgames_left, eta_seconds=eta or 0.0,
+        finished=res.finished,
     )

@@ -119,10 +119,37 @@ class PegPlay:
     tiebroken: bool = False
     spread_sum: int = 0
     spread_weight: int = 0
+    pending: int = -1         # weight of the draws not solved yet (set from the groups on construction)
+    groups_done: int = 0      # draw groups with a verdict (win, draw, loss or unresolved)
+
+    def __post_init__(self) -> None:
+        if self.pending < 0:
+            self.pending = sum(g.weight for g in self.groups if g.outcome is None)
+            self.groups_done = sum(g.outcome is not None for g in self.groups)
 
     @property
     def points(self) -> float:
         return self.wins + self.draws / 2
+
+    @property
+    def lower(self) -> float:
+        """Points this play has for certain: wins and half the draws among the draws resolved so far."""
+        return self.wins + self.draws / 2
+
+    @property
+    def upper(self) -> float:
+        """The most points it can end with: the lower bound plus every draw not yet resolved (not solved
+        yet, or solved as unresolved)."""
+        return self.lower + self.pending + self.unresolved
+
+    @property
+    def settled(self) -> bool:
+        """Every draw has a verdict that is a win, draw or loss (its bounds meet)."""
+        return self.pending == 0 and self.unresolved == 0
+
+    @property
+    def groups_total(self) -> int:
+        return len(self.groups)
 
     @property
     def found_losses2(self) -> int:
@@ -134,6 +161,9 @@ class PegPlay:
         return self.spread_sum / self.spread_weight if self.tiebroken and self.spread_weight else None
 
     def record(self, g: DrawGroup, outcome: int) -> None:
+        if g.outcome is None:
+            self.pending -= g.weight
+            self.groups_done += 1
         g.outcome = outcome
         if outcome == WIN:
             self.wins += g.weight
@@ -157,15 +187,59 @@ class PegResult:
     complete: bool
     final: bool = True
     nested_hits: int = 0       # nested solves answered from the cache
+    finished: bool = False     # every play not cut off has a verdict on every draw (no stop, no time limit)
+    leader: PegPlay | None = None
+    leader_reason: str = ""    # "complete" or "proven by bounds"; "" with no leader
+    no_leader_reason: str = "" # why no play is named yet
+    best_lower: float = 0.0    # the highest lower bound of any play
+    best_upper: float = 0.0    # the highest upper bound of any play
+    endgames_per_second: float = 0.0
+    groups_left: int = 0       # draw groups not solved yet, over the plays not cut off
+    endgames_left: int = 0     # an estimate: groups left x endgames per solved group so far
 
     @property
     def winner(self) -> PegPlay | None:
-        return self.plays[0] if self.plays else None
+        """The play named as leader: the best play of a finished solve, or one whose lower bound beats
+        every other play's upper bound; None while the bounds do not decide it."""
+        return self.leader
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the current rate if every remaining group is solved (the cut-off usually needs fewer)."""
+        if self.finished or self.endgames_per_second <= 0:
+            return None if not self.finished else 0.0
+        return self.endgames_left / self.endgames_per_second
+
+    def leader_line(self) -> str:
+        if self.leader is not None:
+            p = self.leader
+            if self.finished:
+                return f"Winner: {p.text} ({self.leader_reason})"
+            return (f"Leader: {p.text} ({self.leader_reason}: at least {_pts(p.lower)} of {self.total_permutations}, "
+                    f"every other play at most {_pts(self._others_upper(p))})")
+        return (f"No leader yet: {self.no_leader_reason} (best lower bound {_pts(self.best_lower)}, "
+                f"best upper bound {_pts(self.best_upper)} of {self.total_permutations})")
+
+    def _others_upper(self, p: PegPlay) -> float:
+        return max((q.upper for q in self.plays if q is not p), default=0.0)
+
+    def work_line(self) -> str:
+        """Rate and work left, for progress lines."""
+        eta = self.eta_seconds
+        left = f", at most {self.groups_left} draw groups (~{self.endgames_left} endgames) left"
+        if eta is not None and not self.finished:
+            left += f", ~{_duration(eta)} at this rate"
+        return f"{self.endgames_per_second:.0f} endgames/s{left if not self.finished else ''}"
 
     def to_json(self) -> dict:
         tot = self.total_permutations
         return {
             "winner": self.winner.text if self.winner else None,
+            "leader": self.leader.text if self.leader else None,
+            "leader_reason": self.leader_reason or None,
+            "no_leader_reason": self.no_leader_reason or None,
+            "best_lower": self.best_lower,
+            "best_upper": self.best_upper,
             "total_permutations": tot,
             "plays": [
                 {
@@ -173,9 +247,15 @@ class PegResult:
                     "score": p.score,
                     "wins": p.points,
                     "win_pct": round(100 * p.points / tot, 2) if tot else 0.0,
+                    "lower": p.lower,
+                    "upper": p.upper,
+                    "draws_done": p.groups_done,
+                    "draws_total": p.groups_total,
+                    "pending_weight": p.pending,
                     "spread": round(p.spread, 2) if p.spread is not None else None,
                     "cut_off": p.cut_off,
                     "unresolved": p.unresolved,
+                    "outcome_counts": outcome_counts(p),
                     "outcomes": [
                         {"draw": g.label, "result": OUTCOME_NAMES[g.outcome or 0], "weight": g.weight}
                         for g in _ordered_groups(p)
@@ -187,8 +267,33 @@ class PegResult:
             "nested_calls": self.nested_calls,
             "nested_cache_hits": self.nested_hits,
             "seconds": round(self.seconds, 3),
+            "endgames_per_second": round(self.endgames_per_second, 1),
+            "draw_groups_left": self.groups_left,
+            "endgames_left_estimate": self.endgames_left,
             "complete": self.complete,
         }
+
+
+def _pts(x: float) -> str:
+    return f"{x:.1f}" if x != int(x) else str(int(x))
+
+
+def _duration(sec: float) -> str:
+    if sec < 90:
+        return f"{sec:.0f} s"
+    if sec < 5400:
+        return f"{sec / 60:.0f} min"
+    return f"{sec / 3600:.1f} h"
+
+
+def outcome_counts(p: PegPlay) -> dict:
+    """Draw groups and their weight per verdict, plus those not solved yet ("pending")."""
+    out = {name: {"draws": 0, "weight": 0} for name in ("win", "draw", "loss", "unresolved", "pending")}
+    for g in p.groups:
+        name = "pending" if g.outcome is None else OUTCOME_NAMES[g.outcome]
+        out[name]["draws"] += 1
+        out[name]["weight"] += g.weight
+    return out
 
 
 _VERB = {WIN: "win", DRAW: "draw", UNRESOLVED: "cannot tell (unresolved)", LOSS: "lose"}
@@ -341,6 +446,8 @@ class PegJob:
                     return None
                 return choice, pending[choice].pop()
 
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+
         def work(w: PegWorker) -> None:
             while not self._stop.is_set():
                 job = take()
@@ -350,13 +457,12 @@ class PegJob:
                 p = self.plays[pi]
                 g = p.groups[gi]
                 outcome, _ = w.solve_draw(self._move_tuple(p), g.seq, self._opp_counts(g.seq))
-                if w.stopped:
+                if w.stopped or (outcome == UNRESOLVED and deadline is not None and time.monotonic() >= deadline):
                     return  # cut short by a stop or the time limit: the draw stays unsolved, not a verdict
                 with self._lock:
                     p.record(g, outcome)
                     self.done_jobs += 1
 
-        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
         with watch_stop(stop, self.stop):
             pool = [threading.Thread(target=work, args=(w,), daemon=True) for w in self.workers]
             for th in pool:
@@ -529,49 +635,129 @@ class PegJob:
 
         return sorted(self.plays, key=key)
 
+    def _ranked_by_bounds(self) -> list[PegPlay]:
+        """Before the solve finishes: the plays that can still reach the most points first, then the most
+        points for certain (plays cut off last); a play whose draws are not solved yet is never hidden below
+        plays it could still beat."""
+        def key(p: PegPlay):
+            return (p.cut_off, -p.upper, -p.lower, -p.score)
+
+        return sorted(self.plays, key=key)
+
     def snapshot(self, final: bool) -> PegResult:
         with self._lock:
-            plays = self._ranked()
-            complete = all(g.outcome is not None for p in plays if not p.cut_off for g in p.groups) and \
-                all(p.unresolved == 0 for p in plays)
-            return PegResult(
-                plays=plays,
-                total_permutations=self.total,
-                endgames=sum(w.endgames for w in self.workers),
-                nested_calls=sum(w.nested_calls for w in self.workers),
-                nested_hits=sum(w.nested_hits for w in self.workers),
-                seconds=time.monotonic() - self.t0,
-                done_jobs=self.done_jobs,
-                total_jobs=self.total_jobs,
-                complete=complete,
-                final=final,
-            )
+            # finished: every draw of every play not cut off has a verdict (complete: and none is unresolved)
+            finished = all(p.pending == 0 for p in self.plays if not p.cut_off)
+            plays = [dataclasses.replace(p) for p in (self._ranked() if finished else self._ranked_by_bounds())]
+            complete = finished and all(p.unresolved == 0 for p in plays)
+            done_jobs = self.done_jobs
+            groups_left = sum(p.groups_total - p.groups_done for p in plays if not p.cut_off)
+        endgames = sum(w.endgames for w in self.workers)
+        seconds = time.monotonic() - self.t0
+        res = PegResult(
+            plays=plays,
+            total_permutations=self.total,
+            endgames=endgames,
+            nested_calls=sum(w.nested_calls for w in self.workers),
+            nested_hits=sum(w.nested_hits for w in self.workers),
+            seconds=seconds,
+            done_jobs=done_jobs,
+            total_jobs=self.total_jobs,
+            complete=complete,
+            final=final,
+            finished=finished,
+            endgames_per_second=endgames / seconds if seconds > 0 else 0.0,
+            groups_left=groups_left,
+            endgames_left=round(groups_left * endgames / done_jobs) if done_jobs else 0,
+        )
+        _name_leader(res)
+        return res
 
 
-def format_table(res: PegResult, rows: int = 30) -> str:
-    lines = []
-    if res.winner:
-        lines.append(f"Winner: {res.winner.text}")
-    lines.append(f"{'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
-    tot = res.total_permutations
-    for p in res.plays[:rows]:
-        if p.cut_off:
-            wins, pct = "---", "---"
+def _name_leader(res: PegResult) -> None:
+    """Name a leader only from what is known (see PegResult.winner)."""
+    plays = res.plays
+    if not plays:
+        res.no_leader_reason = "no candidate plays"
+        return
+    res.best_lower = max(p.lower for p in plays)
+    res.best_upper = max(p.upper for p in plays)
+    if res.finished:
+        res.leader = plays[0]
+        res.leader_reason = "complete" if res.complete else "finished; unresolved draws count as non-wins"
+        return
+    top = max(plays, key=lambda p: (p.lower, -plays.index(p)))
+    others = max((q.upper for q in plays if q is not top), default=float("-inf"))
+    if top.lower > others:
+        res.leader, res.leader_reason = top, "proven by bounds"
+    elif top.lower == others and top.settled and all(q.settled for q in plays if q.upper == others and q is not top):
+        res.no_leader_reason = "tied"
+    else:
+        res.no_leader_reason = "the bounds overlap"
+
+
+_MARKS = {WIN: "👍", DRAW: "🤝", LOSS: "👎", UNRESOLVED: "?"}
+SUMMARY_AT = 6   # a verdict with more draws than this is shown as a count and weight unless verbose
+
+
+def outcome_text(p: PegPlay, verbose: bool = False) -> str:
+    """The Outcomes column: the draws of each verdict, or their count and weight when there are many."""
+    parts = []
+    groups = _ordered_groups(p)
+    for code in (WIN, DRAW, LOSS, UNRESOLVED):
+        gs = [g for g in groups if g.outcome == code]
+        if not gs:
+            continue
+        if verbose or len(gs) <= SUMMARY_AT:
+            parts.append(f"{_MARKS[code]}: " + " ".join(g.label for g in gs))
         else:
-            wins, pct = f"{p.points:.1f}", f"{100 * p.points / tot:.2f}"
+            parts.append(f"{_MARKS[code]}: {len(gs)} draws (weight {sum(g.weight for g in gs)})")
+    if p.pending and not p.cut_off:
+        parts.append(f"not solved yet: {p.groups_total - p.groups_done} draws (weight {p.pending})")
+    return " ".join(parts)
+
+
+def format_table(res: PegResult, rows: int = 30, verbose: bool = False) -> str:
+    tot = res.total_permutations
+    lines = [res.leader_line()]
+    exact = res.finished and all(p.cut_off or p.settled for p in res.plays)
+    if exact:
+        lines.append(f"{'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
+    else:
+        lines.append(f"{'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Spread':<9}{'Draws':<12}"
+                     f"{'Outcomes':<32}")
+    shown = res.plays[:rows]
+    if not exact and res.plays and rows < len(res.plays):
+        # the play with the most points for certain is always shown, even when plays it has not beaten yet
+        # (their draws still unsolved) sort above it
+        best = max(res.plays, key=lambda p: p.lower)
+        if best not in shown:
+            shown = shown[:-1] + [best] if rows > 1 else [best]
+    for p in shown:
         spread = f"{p.spread:.2f}" if p.spread is not None else ""
-        parts = []
-        for code in (WIN, DRAW, LOSS, UNRESOLVED):
-            labs = [g.label for g in _ordered_groups(p) if g.outcome == code]
-            if labs and (code != WIN or len(labs) <= 6):
-                parts.append(f"{'👍' if code == WIN else '🤝' if code == DRAW else '👎' if code == LOSS else '?'}: "
-                             + " ".join(labs))
-            elif labs:
-                parts.append(f"👍: {len(labs)} draws")
         mark = " ❌" if p.cut_off else ""
+        if exact:
+            if p.cut_off:
+                wins, pct = "---", "---"
+            else:
+                wins, pct = f"{p.points:.1f}", f"{100 * p.points / tot:.2f}"
+            extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
+            lines.append(f"{p.table:<20}{wins:<8}{pct:<8}{spread:<9}{outcome_text(p, verbose)}{extra}{mark}")
+            continue
+        if p.lower == p.upper:
+            wins, pct = f"{p.lower:.1f}", f"{100 * p.lower / tot:.2f}"
+        else:
+            wins = f"{p.lower:.1f}-{p.upper:.1f}"
+            pct = f"{100 * p.lower / tot:.1f}-{100 * p.upper / tot:.1f}"
+        done = f"{p.groups_done}/{p.groups_total}"
         extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
-        lines.append(f"{p.table:<20}{wins:<8}{pct:<8}{spread:<9}{' '.join(parts)}{extra}{mark}")
+        lines.append(f"{p.table:<20}{wins:<18}{pct:<17}{spread:<9}{done:<12}{outcome_text(p, verbose)}{extra}{mark}")
+    if len(res.plays) > len(shown):
+        lines.append(f"... {len(res.plays) - len(shown)} more plays")
     lines.append("❌ marks plays cut off early (they cannot beat the leader).")
+    if not exact:
+        lines.append("min-max: wins certain so far - wins if every draw not yet resolved were won; "
+                     "Draws: draw groups with a verdict / all.")
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
                  f"{tot} ordered draws in all.")
     return "\n".join(lines)

@@ -52,29 +52,78 @@ def endgame_text(snap: pb.EndgameProgress, first_win: bool = False, plies: int =
     return "\n".join(lines)
 
 
-def peg_table(snap: pb.PreEndgameProgress, rows: int = 30) -> str:
-    lines = []
+def _pts(x: float) -> str:
+    return f"{x:.1f}" if x != int(x) else str(int(x))
+
+
+def peg_leader_line(snap: pb.PreEndgameProgress) -> str:
+    """Who leads and why: a finished solve's best play, a play proven best by the bounds, or nobody yet."""
     if snap.winner:
-        lines.append(f"Winner: {snap.winner}")
-    lines.append(f"{'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
+        if snap.finished or snap.complete or not snap.leader_reason:
+            reason = snap.leader_reason or "complete"
+            return f"Winner: {snap.winner} ({reason})"
+        return (f"Leader: {snap.winner} ({snap.leader_reason}: at least {_pts(snap.leader_lower)} of "
+                f"{snap.total_permutations})")
+    why = snap.no_leader_reason or "the bounds overlap"
+    return (f"No leader yet: {why} (best lower bound {_pts(snap.best_lower)}, best upper bound "
+            f"{_pts(snap.best_upper)} of {snap.total_permutations})")
+
+
+def _peg_outcomes(p: pb.PEGPlayInfo, verbose: bool) -> str:
+    parts = []
+    counts = {c.result: c for c in p.outcome_counts}
+    for result in ("win", "draw", "loss", "unresolved"):
+        labels = [o.draw for o in p.outcomes if o.result == result]
+        if not labels:
+            continue
+        if not verbose and len(labels) > 6:
+            weight = counts[result].weight if result in counts else sum(o.weight for o in p.outcomes
+                                                                        if o.result == result)
+            parts.append(f"{_MARK[result]}: {len(labels)} draws (weight {weight})")
+        else:
+            parts.append(f"{_MARK[result]}: " + " ".join(labels))
+    pending = counts.get("pending")
+    if pending is not None and pending.draws and not p.cut_off:
+        parts.append(f"not solved yet: {pending.draws} draws (weight {pending.weight})")
+    return " ".join(parts)
+
+
+def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False) -> str:
+    lines = [peg_leader_line(snap)]
+    tot = snap.total_permutations
+    # bounds are shown unless every play has a verdict on every draw (servers without them: as before)
+    exact = not any(p.draws_total for p in snap.plays) or (
+        snap.finished and all(p.cut_off or p.lower_wins == p.upper_wins for p in snap.plays))
+    if exact:
+        lines.append(f"{'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
+    else:
+        lines.append(f"{'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Spread':<9}{'Draws':<12}"
+                     f"{'Outcomes':<32}")
     for p in snap.plays[:rows]:
-        wins, pct = ("---", "---") if p.cut_off else (f"{p.wins:.1f}", f"{p.win_pct:.2f}")
         spread = f"{p.spread:.2f}" if p.HasField("spread") else ""
-        parts = []
-        for result in ("win", "draw", "loss", "unresolved"):
-            labels = [o.draw for o in p.outcomes if o.result == result]
-            if not labels:
-                continue
-            if result == "win" and len(labels) > 6:
-                parts.append(f"{_MARK[result]}: {len(labels)} draws")
-            else:
-                parts.append(f"{_MARK[result]}: " + " ".join(labels))
         extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
         mark = " ❌" if p.cut_off else ""
-        lines.append(f"{p.move.display.strip():<20}{wins:<8}{pct:<8}{spread:<9}{' '.join(parts)}{extra}{mark}")
+        outcomes = _peg_outcomes(p, verbose)
+        if exact:
+            wins, pct = ("---", "---") if p.cut_off else (f"{p.wins:.1f}", f"{p.win_pct:.2f}")
+            lines.append(f"{p.move.display.strip():<20}{wins:<8}{pct:<8}{spread:<9}{outcomes}{extra}{mark}")
+            continue
+        lo, hi = p.lower_wins, p.upper_wins
+        if lo == hi:
+            wins, pct = f"{lo:.1f}", (f"{100 * lo / tot:.2f}" if tot else "0.00")
+        else:
+            wins = f"{lo:.1f}-{hi:.1f}"
+            pct = f"{100 * lo / tot:.1f}-{100 * hi / tot:.1f}" if tot else ""
+        done = f"{p.draws_done}/{p.draws_total}"
+        lines.append(f"{p.move.display.strip():<20}{wins:<18}{pct:<17}{spread:<9}{done:<12}{outcomes}{extra}{mark}")
+    if len(snap.plays) > rows:
+        lines.append(f"... {len(snap.plays) - rows} more plays")
     lines.append("❌ marks plays cut off early (they cannot beat the leader).")
+    if not exact:
+        lines.append("min-max: wins certain so far - wins if every draw not yet resolved were won; "
+                     "Draws: draw groups with a verdict / all.")
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
-                 f"{snap.total_permutations} ordered draws in all.")
+                 f"{tot} ordered draws in all.")
     state = "complete" if snap.complete else ("stopped" if snap.stopped else "running")
     lines.append(f"{snap.draws_done}/{snap.draws_total} play-draw jobs, {snap.endgames} endgames, "
                  f"{snap.nested_calls} nested solves, {snap.elapsed_seconds:.1f} s ({state})")
@@ -99,8 +148,18 @@ def progress_line(snap: object) -> str:
         line = " ".join(m.move.display.strip() for m in snap.best_line[:4])
         return f"endgame: depth {snap.depth}, value {snap.value:+d} {line} ({snap.nodes} nodes, {snap.elapsed_seconds:.1f} s)"
     if isinstance(snap, pb.PreEndgameProgress):
-        return (f"peg: {snap.draws_done}/{snap.draws_total} draws, {snap.endgames} endgames, "
-                f"{snap.nested_calls} nested, {snap.elapsed_seconds:.1f} s")
+        if snap.winner:
+            lead = f"leader {snap.winner} {_pts(snap.leader_lower)}-{_pts(snap.leader_upper)}"
+        else:
+            lead = f"no leader yet (best lower {_pts(snap.best_lower)}, best upper {_pts(snap.best_upper)})"
+        left = ""
+        if snap.draw_groups_left:
+            left = f", at most {snap.draw_groups_left} draw groups (~{snap.endgames_left} endgames) left"
+            if snap.eta_seconds:
+                left += f", ~{snap.eta_seconds:.0f} s at this rate"
+        return (f"peg: {lead}; {snap.draws_done}/{snap.draws_total} draws, {snap.endgames} endgames "
+                f"({snap.endgames_per_second:.0f}/s){left}, {snap.nested_calls} nested, "
+                f"{snap.elapsed_seconds:.1f} s")
     if isinstance(snap, pb.AutoplayProgress):
         return autoplay_text(snap)
     return str(snap)

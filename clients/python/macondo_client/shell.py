@@ -128,6 +128,7 @@ PEG_FLAGS = {
     "endgame-heuristics": Flag("endgame_heuristics", "bool", "greedy playout inside the endgames"),
     "maxsolutions": Flag("rows", "int", "rows printed (30)"),
     "eventuality": Flag("eventuality", "str", "explain one draw order (first drawn first) for the plays"),
+    "verbose": Flag("verbose", "bool", "list every draw of every verdict (default: counts for long lists)"),
 }
 AUTOPLAY_FLAGS = {
     "games": Flag("games", "int", "games (100)"),
@@ -514,8 +515,9 @@ class MacondoShell(cmd.Cmd):
         if pos:
             raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -only-solve")
         rows = opts.pop("rows", 30)
+        verbose = bool(opts.pop("verbose", False))
         stream = self.client.solve_pre_endgame(game.cgp, lexicon=self.lexicon, **opts)
-        self._foreground(stream, lambda s: s.eventuality if s.eventuality else peg_table(s, rows))
+        self._foreground(stream, lambda s: s.eventuality if s.eventuality else peg_table(s, rows, verbose))
 
     def do_autoplay(self, arg: str) -> None:
         """autoplay [options]
