@@ -8,6 +8,8 @@
 # Loading validates the whole graph once (_validate_graph: one iterative depth-first walk from the roots,
 # O(nodes), no recursion), so that every walk in the engine can run without checks: see the list of rules
 # above _validate_graph. Bytes that break a rule raise LexiconFormatError (a ValueError) naming the node.
+# Then, for a DAWG + GADDAG file, _check_gaddag proves that the GADDAG holds exactly the strings a GADDAG
+# built from the DAWG's words would (reference §2.3), so the move generator cannot offer a word the DAWG lacks.
 #
 # The builder is an incremental minimising construction over sorted strings with one
 # interning table shared by the DAWG and the GADDAG, so GADDAG lists after a separator
@@ -23,6 +25,10 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long) nogil
+    void __builtin_prefetch(const void*) nogil
 
 cdef enum:
     REC = 24          # bytes per string record in the builder (tiles stored +1, zero padded)
@@ -271,6 +277,312 @@ cdef str _message(VErr* err):
     return f"KWG node {q}: invalid (code {code})"
 
 
+# ---------------------------------------------------------------- GADDAG against DAWG
+#
+# After the structural rules and the count check (the GADDAG holds exactly as many strings as the DAWG's
+# words have letters), _check_gaddag proves that the GADDAG accepts every string the builder (reference
+# §2.3) makes from the DAWG's words: for each word w = c1..cn, rev(c1..cn) and rev(c1..ck) + [0] + c(k+1)..cn
+# for k = 1..n-1. Sorted lists with strictly ascending tiles make both graphs deterministic, so the GADDAG's
+# count is its number of distinct strings; "same count + every expected string accepted" is equality.
+#
+# The strings are grouped by prefix P = c1..ck of some word (one per path from the DAWG root, visited by an
+# iterative depth-first walk): the GADDAG must accept rev(P) exactly when P is a word, and after rev(P) and a
+# separator it must accept exactly the DAWG's continuations of P, i.e. the language of the DAWG list under P.
+# That list is usually the very same node list (a builder that interns DAWG and GADDAG lists in one table
+# shares them, as ours and wolges do); otherwise the two lists are compared by canonical ids (below), which
+# are equal exactly when the languages are. Cost: one GADDAG walk of |P| steps per prefix.
+
+cdef enum:
+    G_OK = 0
+    G_LACKS = 1          # the GADDAG lacks a form of the word in the buffer
+    G_EXTRA = 2          # the GADDAG accepts the string in the buffer, which no DAWG word forms
+    G_MEMORY = 3
+    G_BUF = MAX_WORD_LEN + 4
+    G_BATCH = 32         # prefixes whose GADDAG walks run interleaved
+
+
+cdef int _canonical_ids(const uint32_t* nodes, uint32_t n, uint32_t r0, uint32_t r1,
+                        uint32_t* cid) noexcept nogil:
+    """cid[q] for every node reachable from the lists r0, r1: equal ids exactly when the sibling-list suffixes
+    from the two nodes accept the same strings. The graph is a validated DAG of sorted lists without dead ends,
+    so such a suffix's language determines its nodes' tiles, accept flags and (recursively) their arcs'
+    languages; hash-consing the key (tile, accepts, cid(arc), cid(next sibling)), with exact keys, gives each
+    language one id. Iterative post-order; 0 on success, -1 when out of memory."""
+    cdef size_t size = 1, mask, slot
+    cdef uint64_t* keys
+    cdef uint32_t* vals
+    cdef uint32_t* stack
+    cdef Py_ssize_t sp = 0
+    cdef uint32_t q, node, a, nx, next_id = 1
+    cdef uint32_t roots[2]
+    cdef uint64_t key, h
+    cdef int r
+    while size < 2 * <size_t> n + 2:
+        size <<= 1
+    mask = size - 1
+    keys = <uint64_t*> calloc(size, sizeof(uint64_t))
+    vals = <uint32_t*> malloc(size * sizeof(uint32_t))
+    stack = <uint32_t*> malloc((2 * <size_t> n + 2) * sizeof(uint32_t))
+    if keys == NULL or vals == NULL or stack == NULL:
+        free(keys)
+        free(vals)
+        free(stack)
+        return -1
+    memset(cid, 0, n * sizeof(uint32_t))
+    roots[0] = r0
+    roots[1] = r1
+    for r in range(2):
+        if roots[r] == 0 or cid[roots[r]] != 0:
+            continue
+        stack[0] = roots[r]
+        sp = 1
+        while sp > 0:
+            q = stack[sp - 1]
+            if cid[q] != 0:
+                sp -= 1
+                continue
+            node = nodes[q]
+            a = node & KWG_ARC_MASK
+            nx = 0 if node & KWG_IS_END else q + 1
+            if (a != 0 and cid[a] == 0) or (nx != 0 and cid[nx] == 0):
+                if a != 0 and cid[a] == 0:
+                    stack[sp] = a
+                    sp += 1
+                if nx != 0 and cid[nx] == 0:
+                    stack[sp] = nx
+                    sp += 1
+                continue
+            key = ((<uint64_t> 1) << 63) | (node >> 24) | ((<uint64_t> 1 if node & KWG_ACCEPTS else 0) << 6)
+            key |= (<uint64_t> (cid[a] if a != 0 else 0)) << 7
+            key |= (<uint64_t> (cid[nx] if nx != 0 else 0)) << 30
+            h = key * 0x9E3779B97F4A7C15ULL
+            slot = <size_t> (h >> 32) & mask
+            while keys[slot] != 0 and keys[slot] != key:
+                slot = (slot + 1) & mask
+            if keys[slot] == 0:
+                keys[slot] = key
+                vals[slot] = next_id
+                next_id += 1
+            cid[q] = vals[slot]
+            sp -= 1
+    free(keys)
+    free(vals)
+    free(stack)
+    return 0
+
+
+cdef int _complete(const uint32_t* nodes, uint32_t p, uint8_t* buf, int length) noexcept nogil:
+    """Append to buf the tiles of the first string accepted from list p (first nodes until one accepts)."""
+    while p != 0 and length < G_BUF:
+        buf[length] = <uint8_t> (nodes[p] >> 24)
+        length += 1
+        if nodes[p] & KWG_ACCEPTS:
+            break
+        p = nodes[p] & KWG_ARC_MASK
+    return length
+
+
+cdef int _list_diff(const uint32_t* nodes, uint32_t a, uint32_t b, const uint32_t* cid, uint8_t* buf,
+                    int* length) noexcept nogil:
+    """Lists a (the DAWG's continuations of the word prefix in buf) and b (the GADDAG's, after the prefix's
+    reversal and a separator) accept different strings (cid[a] != cid[b]): find one string on one side only.
+    G_LACKS: buf holds a DAWG word whose form the GADDAG lacks; G_EXTRA: buf holds the prefix and the
+    continuation the GADDAG accepts beyond it."""
+    cdef uint32_t ta, tb, xa, xb
+    cdef int k = length[0]
+    while True:
+        if a == 0 and b == 0:
+            return G_EXTRA   # not reached when the ids differ
+        if b == 0:
+            length[0] = _complete(nodes, a, buf, k)
+            return G_LACKS
+        if a == 0:
+            length[0] = _complete(nodes, b, buf, k)
+            return G_EXTRA
+        ta = nodes[a] >> 24
+        tb = nodes[b] >> 24
+        if ta != tb:
+            if ta < tb:
+                length[0] = _complete(nodes, a, buf, k)
+                return G_LACKS
+            length[0] = _complete(nodes, b, buf, k)
+            return G_EXTRA
+        if (nodes[a] ^ nodes[b]) & KWG_ACCEPTS:
+            buf[k] = <uint8_t> ta
+            length[0] = k + 1
+            return G_LACKS if nodes[a] & KWG_ACCEPTS else G_EXTRA
+        xa = nodes[a] & KWG_ARC_MASK
+        xb = nodes[b] & KWG_ARC_MASK
+        if (xa == 0) != (xb == 0) or (xa != 0 and cid[xa] != cid[xb]):
+            if k >= G_BUF - 1:
+                return G_EXTRA
+            buf[k] = <uint8_t> ta
+            k += 1
+            a = xa
+            b = xb
+            continue
+        # the same from this node down: the difference is further along both lists
+        a = 0 if nodes[a] & KWG_IS_END else a + 1
+        b = 0 if nodes[b] & KWG_IS_END else b + 1
+
+
+cdef struct GWalk:
+    uint32_t x        # the DAWG node of the prefix's last tile
+    uint32_t p        # the GADDAG list to read the next tile from (0: none)
+    uint32_t q        # the GADDAG node of the last tile read
+    int j             # index of the next prefix tile to read (backwards), -1 when rev(prefix) is read
+    int length        # prefix length
+    uint8_t tiles[G_BUF]
+
+
+cdef int _prefix_verdict(const uint32_t* nodes, uint32_t n, uint32_t droot, uint32_t groot, GWalk* w,
+                         uint32_t** cid, uint8_t* buf, int* length, int* plen) noexcept nogil:
+    """The checks for one prefix P = w.tiles[:w.length] whose reversal the GADDAG has read up to node w.q
+    (w.p its arc): rev(P) accepted exactly when P is a word; after a separator, the DAWG's continuations of P.
+    On a defect, buf/length/plen name it (see _check_gaddag)."""
+    cdef uint32_t x = w.x, q = w.q, ax, sep, s
+    memcpy(buf, w.tiles, w.length)
+    length[0] = w.length
+    plen[0] = w.length
+    if w.j >= 0:
+        # the walk broke off: the GADDAG lacks rev(P) and everything after it
+        length[0] = _complete(nodes, nodes[x] & KWG_ARC_MASK if not (nodes[x] & KWG_ACCEPTS) else 0, buf,
+                              w.length)
+        return G_LACKS
+    if (nodes[q] ^ nodes[x]) & KWG_ACCEPTS:
+        return G_LACKS if nodes[x] & KWG_ACCEPTS else G_EXTRA
+    ax = nodes[x] & KWG_ARC_MASK
+    sep = w.p
+    if sep != 0 and (nodes[sep] >> 24) != 0:
+        sep = 0   # a separator sorts first in its list
+    s = nodes[sep] & KWG_ARC_MASK if sep != 0 else 0
+    if s == ax:
+        return G_OK
+    if ax == 0 or s == 0:
+        length[0] = _complete(nodes, ax if ax != 0 else s, buf, w.length)
+        return G_LACKS if ax != 0 else G_EXTRA
+    if cid[0] == NULL:
+        cid[0] = <uint32_t*> malloc(<size_t> n * sizeof(uint32_t))
+        if cid[0] == NULL or _canonical_ids(nodes, n, droot, groot, cid[0]) != 0:
+            return G_MEMORY
+    if cid[0][s] == cid[0][ax]:
+        return G_OK
+    return _list_diff(nodes, ax, s, cid[0], buf, length)
+
+
+cdef int _run_batch(const uint32_t* nodes, uint32_t n, uint32_t droot, uint32_t groot, const uint64_t* masks,
+                    GWalk* walks, int nb, uint32_t** cid, uint8_t* buf, int* length, int* plen) noexcept nogil:
+    """Read the reversals of nb prefixes in the GADDAG, one step of each in turn, prefetching each walk's next
+    list: the walks are independent, so their memory latencies overlap (one walk at a time waits on a cache
+    miss at almost every step). Then the per-prefix checks, in batch order."""
+    cdef int i, active = nb, rc
+    cdef uint32_t p, q, t
+    cdef uint64_t m
+    cdef GWalk* w
+    while active > 0:
+        active = 0
+        for i in range(nb):
+            w = &walks[i]
+            if w.j < 0:
+                continue
+            p = w.p
+            if p == 0:
+                continue   # broken off; reported below
+            m = masks[p]
+            t = w.tiles[w.j]
+            if not ((m >> t) & 1):
+                w.p = 0
+                continue
+            q = p + <uint32_t> __builtin_popcountll(m & (((<uint64_t> 1) << t) - 1))
+            w.q = q
+            p = nodes[q] & KWG_ARC_MASK
+            w.p = p
+            w.j -= 1
+            if p != 0:
+                __builtin_prefetch(&nodes[p])
+                if w.j >= 0:
+                    __builtin_prefetch(&masks[p])
+                    active += 1
+    for i in range(nb):
+        rc = _prefix_verdict(nodes, n, droot, groot, &walks[i], cid, buf, length, plen)
+        if rc != G_OK:
+            return rc
+    return G_OK
+
+
+cdef int _check_gaddag(const uint32_t* nodes, uint32_t n, uint32_t droot, uint32_t groot,
+                       const uint64_t* masks, uint8_t* buf, int* length, int* plen) noexcept nogil:
+    """G_OK when every string the builder forms from the DAWG's words is accepted by the GADDAG (see above),
+    else the defect and a string naming it in buf[:length[0]] (the DAWG depth is validated <= MAX_WORD_LEN):
+    G_LACKS, a DAWG word; G_EXTRA, a word prefix buf[:plen[0]] and what the GADDAG accepts after its
+    reversal (and a separator, when there is more). masks: _fill_child_masks of the validated nodes."""
+    cdef uint32_t stack_p[G_BUF]
+    cdef uint8_t tiles[G_BUF]
+    cdef GWalk* walks
+    cdef uint32_t* cid = NULL
+    cdef int depth, nb = 0, rc = G_OK
+    length[0] = 0
+    plen[0] = 0
+    if droot == 0:
+        return G_OK
+    walks = <GWalk*> malloc(G_BATCH * sizeof(GWalk))
+    if walks == NULL:
+        return G_MEMORY
+    depth = 0
+    stack_p[0] = droot
+    while depth >= 0:
+        tiles[depth] = <uint8_t> (nodes[stack_p[depth]] >> 24)
+        walks[nb].x = stack_p[depth]
+        walks[nb].p = groot
+        walks[nb].q = 0
+        walks[nb].j = depth
+        walks[nb].length = depth + 1
+        memcpy(walks[nb].tiles, tiles, depth + 1)
+        nb += 1
+        if nb == G_BATCH:
+            rc = _run_batch(nodes, n, droot, groot, masks, walks, nb, &cid, buf, length, plen)
+            nb = 0
+            if rc != G_OK:
+                break
+        depth = kwg_dfs_next(nodes, stack_p, depth, G_BUF - 2)
+    if rc == G_OK and nb > 0:
+        rc = _run_batch(nodes, n, droot, groot, masks, walks, nb, &cid, buf, length, plen)
+    free(walks)
+    free(cid)
+    return rc
+
+
+cdef str _tiles_text(list tiles):
+    """A tile string for a message: letters when every tile is in 0..26 (A = 1, '@' the separator), else the
+    tile numbers."""
+    if all(t <= 26 for t in tiles):
+        return "'" + "".join("@" if t == 0 else chr(64 + t) for t in tiles) + "'"
+    return "tiles " + ".".join(str(t) for t in tiles)
+
+
+cdef str _gaddag_message(int rc, const uint8_t* buf, int length, int plen):
+    cdef list tiles = [buf[i] for i in range(length)]
+    cdef list s
+    if rc == G_LACKS:
+        return f"KWG: the GADDAG does not match the DAWG (the GADDAG lacks a form of word {_tiles_text(tiles)})"
+    s = tiles[:plen][::-1]
+    if length > plen:
+        s += [0] + tiles[plen:]
+    return (f"KWG: the GADDAG does not match the DAWG (it accepts {_tiles_text(s)}, which is not a form of "
+            f"any DAWG word)")
+
+cdef void _fill_child_masks(const uint32_t* nodes, uint32_t n, const uint8_t* reach, uint64_t* m) noexcept nogil:
+    """m[p] = bit t for every tile t in the sibling list from node p to its end, for the nodes reach marks
+    (m zeroed by the caller: other nodes stay 0)."""
+    cdef int64_t p = <int64_t> n - 1
+    while p >= 0:
+        if reach[p]:
+            m[p] = (<uint64_t> 1) << kwg_tile(nodes, <uint32_t> p)
+            if not kwg_is_end(nodes, <uint32_t> p):
+                m[p] |= m[p + 1]
+        p -= 1
+
+
 cdef class Kwg:
     """A KWG held as one contiguous uint32 array (no per-node Python objects), validated at load."""
 
@@ -337,7 +649,8 @@ cdef class Kwg:
         - Strings from the DAWG root have at most MAX_WORD_LEN tiles, from the GADDAG root one more (the
           separator): the fixed buffers of words(), the word map and the move generator's strips.
         - At most 2^22 DAWG words and 2^30 strings below any node (uint32 counts; bounded memory and time
-          for the word map); the GADDAG holds exactly as many strings as the DAWG's words have letters.
+          for the word map); the GADDAG holds exactly as many strings as the DAWG's words have letters, and
+          it accepts every string a GADDAG built from the DAWG's words holds (so exactly those: _check_gaddag).
         - "gaddag": tile 0 never in the DAWG nor first in the GADDAG; a separator does not accept, has a
           continuation, and at most one is on any path; no one-letter words (root lists do not accept).
           "leaves": tiles ascend along every path."""
@@ -356,6 +669,10 @@ cdef class Kwg:
         cdef int rc = E_OK
         cdef uint8_t dstate = 0, dheight = 0
         cdef uint32_t letters = 0, gcount = 0, top
+        cdef uint8_t gbuf[G_BUF]
+        cdef cnp.ndarray masks_arr = None
+        cdef uint64_t* masks = NULL
+        cdef int glen = 0, gplen = 0
         for i in range(first):
             if n <= i or (nodes[i] & 0xFFC00000) != KWG_IS_END:
                 raise LexiconFormatError(f"KWG node {i} is not a root pointer (tile 0, no accept flag, "
@@ -414,12 +731,21 @@ cdef class Kwg:
                         raise LexiconFormatError(f"KWG node {p}: a one-letter word in the "
                                                  f"{'DAWG' if i == 0 else 'GADDAG'} (words have 2+ letters)")
                     p = 0 if nodes[p] & KWG_IS_END else p + 1
+            if groot != 0 and (nodes[groot] >> 24) == 0:
+                raise LexiconFormatError(f"KWG GADDAG root list (node {groot}) starts with a separator")
+            if gcount != letters:
+                raise LexiconFormatError(f"KWG GADDAG holds {gcount} strings but the DAWG's words have "
+                                         f"{letters} letters (one GADDAG string per letter)")
             if groot != 0:
-                if (nodes[groot] >> 24) == 0:
-                    raise LexiconFormatError(f"KWG GADDAG root list (node {groot}) starts with a separator")
-                if gcount != letters:
-                    raise LexiconFormatError(f"KWG GADDAG holds {gcount} strings but the DAWG's words have "
-                                             f"{letters} letters (one GADDAG string per letter)")
+                masks_arr = np.zeros(n + 1, dtype=np.uint64)
+                masks = <uint64_t*> cnp.PyArray_DATA(masks_arr)
+                with nogil:
+                    _fill_child_masks(nodes, n, reach, masks)
+                    rc = _check_gaddag(nodes, n, droot, groot, masks, gbuf, &glen, &gplen)
+                if rc == G_MEMORY:
+                    raise MemoryError()
+                if rc != G_OK:
+                    raise LexiconFormatError(_gaddag_message(rc, gbuf, glen, gplen))
         cnt_arr.flags.writeable = False
         reach_arr.flags.writeable = False
         self._reach = reach_arr
@@ -428,6 +754,10 @@ cdef class Kwg:
         self.counts = <const uint32_t*> cnt
         self.dawg_root = droot
         self.gaddag_root = groot
+        if masks_arr is not None:
+            # the move generator's child masks (ensure_child_masks) come with the load
+            self._child_masks = masks_arr
+            self.child_masks = masks
         return 0
 
     @classmethod
@@ -510,19 +840,12 @@ cdef class Kwg:
         Only reachable nodes get a mask (others, which no walk visits, stay 0)."""
         cdef cnp.ndarray arr
         cdef uint64_t* m
-        cdef int64_t p
         if self._child_masks is not None:
             return
         arr = np.zeros(self.n_nodes + 1, dtype=np.uint64)
         m = <uint64_t*> cnp.PyArray_DATA(arr)
         with nogil:
-            p = <int64_t> self.n_nodes - 1
-            while p >= 0:
-                if self.reach[p]:
-                    m[p] = (<uint64_t> 1) << kwg_tile(self.nodes, <uint32_t> p)
-                    if not kwg_is_end(self.nodes, <uint32_t> p):
-                        m[p] |= m[p + 1]
-                p -= 1
+            _fill_child_masks(self.nodes, self.n_nodes, self.reach, m)
         self._child_masks = arr
         self.child_masks = m
 
