@@ -149,3 +149,66 @@ def test_twl06_validates_as_gaddag():
     kwg = Kwg.from_file(str(path))
     assert kwg.kind == "gaddag"
     assert kwg.word_count(kwg.gaddag_root) == sum(len(w) for w in kwg.words())
+
+
+def _fuzz_module():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "fuzz_readers" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "fuzz_readers", Path(__file__).resolve().parent.parent / "bench" / "fuzz_readers.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["fuzz_readers"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["fuzz_readers"]
+
+
+def test_gaddag_must_be_the_rotations_of_the_dawg_words():
+    """The validator proves the GADDAG holds exactly the rotations (reference §2.3) of the DAWG's words,
+    whether its post-separator lists are the DAWG's own (our builder, wolges) or copies."""
+    from engine_cy.kwg import LexiconFormatError
+
+    fuzz = _fuzz_module()
+    words = sorted({enc(w) for w in SMALL})
+    rotations = set().union(*(gaddag_strings(w) for w in words))
+    copy = Kwg(fuzz.unshared_kwg(words))
+    assert copy.n_nodes > Kwg(build_kwg(words)).n_nodes
+    assert copy.words() == words and set(copy.words(copy.gaddag_root)) == rotations
+    # one string swapped for another of the same length: "RAC@E" (CARE) for "RAC@S"
+    swapped = sorted(rotations - {enc("RAC@E")} | {enc("RAC@S")})
+    with pytest.raises(LexiconFormatError, match=r"^KWG: the GADDAG does not match the DAWG \(the GADDAG lacks "
+                                                 r"a form of word 'CARE'\)$"):
+        Kwg(fuzz.unshared_kwg(words, swapped))
+    # the full reversal of a word swapped for a string no word forms: "ERAC" (CARE) for "ERAQ"
+    swapped = sorted(rotations - {enc("ERAC")} | {enc("ERAQ")})
+    with pytest.raises(LexiconFormatError, match="the GADDAG lacks a form of word 'CARE'"):
+        Kwg(fuzz.unshared_kwg(words, swapped))
+    # a string beyond the rotations in place of one of them (the count is kept): named as it is read
+    swapped = sorted(rotations - {enc("QI")[::-1]} | {enc("AB@B")})
+    with pytest.raises(LexiconFormatError, match="it accepts 'AB@B', which is not a form of any DAWG word"):
+        Kwg(fuzz.unshared_kwg(words, swapped))
+
+
+def test_gaddag_check_on_real_lexica():
+    """Real lexica built by us, with copied post-separator lists, and TWL06.kwg from another tool load."""
+    fuzz = _fuzz_module()
+    loaded = 0
+    for name in ("NWL20", "CSW21"):
+        path = LEXICA / f"{name}.txt"
+        if not path.is_file():
+            continue
+        words = sorted({enc(w) for w in path.read_text().split()})
+        part = words[::40]
+        copy = Kwg(fuzz.unshared_kwg(part))
+        assert copy.words() == part
+        assert copy.word_count(copy.gaddag_root) == sum(len(w) for w in part)
+        loaded += 1
+    twl = LEXICA / "TWL06.kwg"
+    if twl.is_file():
+        kwg = Kwg.from_file(str(twl))
+        assert kwg.word_count() == 178691
+        loaded += 1
+    if not loaded:
+        pytest.skip("no shared lexica")
