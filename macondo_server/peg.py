@@ -215,6 +215,9 @@ class PegResult:
             p = self.leader
             if self.finished:
                 return f"Winner: {p.text} ({self.leader_reason})"
+            if len(self.plays) == 1:
+                return (f"Leader: {p.text} (the only play; so far {_pts(p.lower)} to {_pts(p.upper)} of "
+                        f"{self.total_permutations})")
             return (f"Leader: {p.text} ({self.leader_reason}: at least {_pts(p.lower)} of {self.total_permutations}, "
                     f"every other play at most {_pts(self._others_upper(p))})")
         return (f"No leader yet: {self.no_leader_reason} (best lower bound {_pts(self.best_lower)}, "
@@ -685,6 +688,9 @@ def _name_leader(res: PegResult) -> None:
     if res.finished:
         res.leader = plays[0]
         res.leader_reason = "complete" if res.complete else "finished; unresolved draws count as non-wins"
+        return
+    if len(plays) == 1:
+        res.leader, res.leader_reason = plays[0], "the only play"
         return
     top = max(plays, key=lambda p: (p.lower, -plays.index(p)))
     others = max((q.upper for q in plays if q is not top), default=float("-inf"))
