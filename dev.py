@@ -73,7 +73,12 @@ def main(argv: list[str]) -> int:
     try:
         install(force=cmd == "install")
         if cmd == "start":
-            run([PY, *(["-m", "macondo_server", *rest] if rest else MAIN_JOB)])
+            args = [str(PY), *(["-m", "macondo_server", *rest] if rest else MAIN_JOB)]
+            print("+", " ".join(args), flush=True)
+            if os.name == "posix":
+                os.chdir(ROOT)
+                os.execv(args[0], args)   # the server takes this process's place: signals reach it directly
+            run(args)
         elif cmd == "test":
             run([PY, "-m", "ruff", "check", "."])
             run([PY, "-m", "mypy", "macondo_server", "clients/python/macondo_client"])
