@@ -46,6 +46,7 @@ log = logging.getLogger("macondo.server")
 SNAPSHOT_SECONDS = 0.25
 DEADLINE_MARGIN = 0.3    # seconds kept back to deliver the final result before a deadline
 MAX_ERROR_CHARS = 1000   # error messages are cut here (they must fit in a gRPC trailer)
+JOIN_SECONDS = 5.0       # how long a stopped job's worker is waited for before its resources are released
 MAX_NUMBER = 1e9         # any floating-point field (seconds) must be finite and within 0..MAX_NUMBER
 
 # text fields with their own limit (the others have Limits.max_field_chars)
@@ -203,6 +204,7 @@ class EngineServicer(pb_grpc.EngineServicer):
         result so far."""
         self._guard(context, check_request, request, self.limits)
         job = self._guard(context, self.jobs.start, kind, threads, tt_megabytes)
+        worker: threading.Thread | None = None
         try:
             context.add_callback(lambda: job.request_stop("cancelled"))
             remaining = context.time_remaining()
@@ -240,6 +242,12 @@ class EngineServicer(pb_grpc.EngineServicer):
             log.info("job=%s kind=%s done stop_reason=%s", job.job_id, kind, job.stop_reason or "none")
         finally:
             job.request_stop("finished")
+            if worker is not None:
+                # the job holds its threads and memory until its engine has really stopped (a fraction of a
+                # second); a worker still busy after JOIN_SECONDS is logged and its share released anyway
+                worker.join(JOIN_SECONDS)
+                if worker.is_alive():
+                    log.warning("job=%s kind=%s still running %.0f s after its stop", job.job_id, kind, JOIN_SECONDS)
             self.jobs.finish(job)
 
     def Autoplay(self, request, context) -> Iterator[pb.AutoplayProgress]:
