@@ -5,9 +5,9 @@
 # nodes[0] points at the DAWG root list, nodes[1] (when present) at the GADDAG root list.
 # Tile 0 is the GADDAG separator (and the blank inside a KLV leave graph).
 #
-# Loading validates the whole graph once (_validate_graph: one iterative depth-first walk from the roots,
-# O(nodes), no recursion), so that every walk in the engine can run without checks: see the list of rules
-# above _validate_graph. Bytes that break a rule raise LexiconFormatError (a ValueError) naming the node.
+# Loading validates the whole graph once (Kwg._validate: linear sweeps in array order, then an iterative
+# depth-first walk from the roots for the rest, O(nodes), no recursion), so that every walk in the engine can
+# run without checks: see the list of rules in Kwg._validate. Bytes that break a rule raise LexiconFormatError (a ValueError) naming the node.
 # Then, for a DAWG + GADDAG file, _check_gaddag proves that the GADDAG holds exactly the strings a GADDAG
 # built from the DAWG's words would (reference §2.3), so the move generator cannot offer a word the DAWG lacks.
 #
@@ -35,7 +35,7 @@ cdef enum:
     MAX_LIST = 66     # arcs in one sibling list: 63 tiles + separator, with room
     MAX_DEPTH = 26
 
-# Limits the validator enforces (see _validate_graph).
+# Limits the validator enforces (see Kwg._validate).
 KWG_MAX_NODES = KWG_ARC_MASK + 1        # arcs are 22 bits
 KWG_MAX_TILE = MAX_ALPHABET - 1         # letter sets are uint64 bit masks indexed by tile
 KWG_MAX_WORD_LEN = MAX_WORD_LEN         # Kwg.words / wordmap / movegen buffers hold a board line
