@@ -81,13 +81,8 @@ class Job:
 
 
 class JobRegistry:
-    def __init__(self, limits: Limits | int) -> None:
-        if isinstance(limits, int):
-            if limits <= 0:
-                raise ValueError(f"max jobs must be positive, got {limits}")
-            limits = Limits.load(environ={}, max_jobs=limits)
+    def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.max_jobs = limits.max_jobs
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._closed = False

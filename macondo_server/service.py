@@ -87,6 +87,15 @@ def check_request(msg: Message, limits: Limits, path: str = "") -> None:
                     raise LimitError(f"{name} must be a number of 0 to {MAX_NUMBER:g}, got {x!r}")
 
 
+def _bind(job: Job, context: grpc.ServicerContext) -> None:
+    """The RPC's end (cancellation, disconnect) stops the job, and so does its deadline, DEADLINE_MARGIN early
+    so that the best result so far still reaches the client."""
+    context.add_callback(lambda: job.request_stop("cancelled"))
+    remaining = context.time_remaining()
+    if remaining is not None:
+        job.stop_at(time.monotonic() + max(0.0, remaining - DEADLINE_MARGIN))
+
+
 def client_of(context: grpc.ServicerContext) -> str:
     """The client a request comes from: its connection (address and port)."""
     try:
@@ -96,9 +105,9 @@ def client_of(context: grpc.ServicerContext) -> str:
 
 
 class EngineServicer(pb_grpc.EngineServicer):
-    def __init__(self, settings: Settings, limits: Limits | int | None = None) -> None:
-        if limits is None or isinstance(limits, int):
-            limits = Limits.load(max_jobs=limits)
+    def __init__(self, settings: Settings, limits: Limits | None = None) -> None:
+        if limits is None:
+            limits = Limits.load()
         self.settings = settings
         self.limits = limits
         self.engine = Engine(settings)
@@ -206,10 +215,7 @@ class EngineServicer(pb_grpc.EngineServicer):
         job = self._guard(context, self.jobs.start, kind, threads, tt_megabytes)
         worker: threading.Thread | None = None
         try:
-            context.add_callback(lambda: job.request_stop("cancelled"))
-            remaining = context.time_remaining()
-            if remaining is not None:
-                job.stop_at(time.monotonic() + max(0.0, remaining - DEADLINE_MARGIN))
+            _bind(job, context)
             outcome: dict = {}
 
             def work() -> None:
@@ -398,10 +404,7 @@ class EngineServicer(pb_grpc.EngineServicer):
             if strategy.needs_job:
                 tt = ENGINE_MOVE_TT_MB if session.game.bag_size == 0 else 0
                 with self.jobs.job("engine-move", strategy.threads, tt) as job:
-                    context.add_callback(lambda: job.request_stop("cancelled"))
-                    remaining = context.time_remaining()
-                    if remaining is not None:
-                        job.stop_at(time.monotonic() + max(0.0, remaining - DEADLINE_MARGIN))
+                    _bind(job, context)
                     move = self.sessions.engine_move(session, strategy, stop=job.stop, threads=job.threads)
             else:
                 move = self.sessions.engine_move(session, strategy)

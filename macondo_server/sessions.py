@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from engine_cy.game import Game
 
 from .engine import Engine
-from .formats import FormatError, Move, excerpt, new_board, parse_cgp, parse_gcg, parse_move
+from .formats import MAX_NAME_CHARS, FormatError, Move, excerpt, new_board, parse_cgp, parse_gcg, parse_move
 from .gamestate import (
     check_legal,
     game_from_position,
@@ -25,8 +25,6 @@ from .gamestate import (
 )
 from .lexicon import Lexicon
 from .limits import Limits, ResourceLimitError
-
-MAX_NAME_CHARS = 64
 
 
 class UnknownGameError(KeyError):
@@ -72,7 +70,6 @@ class SessionStore:
     def __init__(self, engine: Engine, limits: Limits | None = None) -> None:
         self.engine = engine
         self.limits = limits or Limits.load(environ={})
-        self.max_sessions = self.limits.max_sessions
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
@@ -92,11 +89,9 @@ class SessionStore:
             raise ValueError(f"bingo bonus must be 0 to 1000, got {bingo_bonus}")
         seed &= 0xFFFFFFFFFFFFFFFF
         self._reserve(client)
-        lim = self.limits
         warnings: list[str] = []
+        # text lengths were bounded by the service's check_request (and the parsers' own caps)
         if cgp:
-            if len(cgp) > lim.max_cgp_chars:
-                raise ValueError(f"the CGP is longer than {lim.max_cgp_chars} characters (limit max_cgp_chars)")
             pos = parse_cgp(cgp)
             lex = self.engine.lexicon_for(pos, lexicon or None)
             if bingo_bonus:
@@ -104,8 +99,6 @@ class SessionStore:
             game = game_from_position(pos, lex, seed)
             from_start = False
         elif gcg:
-            if len(gcg) > lim.max_gcg_chars:
-                raise ValueError(f"the GCG is longer than {lim.max_gcg_chars} characters (limit max_gcg_chars)")
             record = parse_gcg(gcg)
             name, warnings = lexicon_for_record(record, self.engine.registry.available(),
                                                 self.engine.settings.default_lexicon, lexicon or None)
