@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,14 +134,18 @@ class LexiconRegistry:
         self._failed: dict[str, tuple[tuple, LexiconError]] = {}
         self._lock = threading.Lock()
 
-    def available(self) -> list[str]:
+    def _listed(self, suffixes: tuple[str, ...], keep: Callable[[str], object]) -> list[str]:
+        """Sorted stems of the data directories' files with one of `suffixes` whose stem `keep` accepts."""
         names = set()
         for d in self.settings.data_dirs:
             if d.is_dir():
                 for p in d.iterdir():
-                    if p.suffix in (".kwg", ".txt") and p.stem.upper() == p.stem and not p.stem.startswith("README"):
+                    if p.suffix in suffixes and keep(p.stem):
                         names.add(p.stem)
         return sorted(names)
+
+    def available(self) -> list[str]:
+        return self._listed((".kwg", ".txt"), lambda stem: stem.upper() == stem and not stem.startswith("README"))
 
     def _find(self, name: str, suffix: str) -> Path | None:
         for d in self.settings.data_dirs:
@@ -219,13 +224,7 @@ class LexiconRegistry:
 
     def leave_sets(self) -> list[str]:
         """Names of the NAME.klv2 files in the data directories."""
-        names = set()
-        for d in self.settings.data_dirs:
-            if d.is_dir():
-                for p in d.iterdir():
-                    if p.suffix == ".klv2" and NAME_RE.fullmatch(p.stem):
-                        names.add(p.stem)
-        return sorted(names)
+        return self._listed((".klv2",), NAME_RE.fullmatch)
 
     def find_leaves(self, name: str) -> Path:
         """The data directories' NAME.klv2 (requests name leave sets, never paths)."""
