@@ -158,11 +158,15 @@ class SessionStore:
     def get(self, game_id: str) -> Session:
         if len(game_id) > 64:
             raise UnknownGameError("unknown game (the id is longer than 64 characters)")
-        self.expire()
+        now = time.monotonic()
         with self._lock:
             session = self._sessions.get(game_id)
             if session is not None:
-                session.last_used = time.monotonic()
+                if session.last_used < now - self.limits.session_idle_seconds and not session.lock.locked():
+                    del self._sessions[game_id]    # idle past the limit: closed (the sweeper closes the rest)
+                    session = None
+                else:
+                    session.last_used = now
         if session is None:
             raise UnknownGameError(f"unknown game {game_id!r} (ended, deleted or expired)")
         return session
