@@ -27,6 +27,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 
+from .formats import MAX_CGP_CHARS, MAX_GCG_CHARS
+
 ENV_PREFIX = "MACONDO_LIMIT_"
 _INT = re.compile(r"[0-9]{1,12}")
 
@@ -70,8 +72,8 @@ class Limits:
     tt_megabytes_per_job: int
     max_plays: int = 1000
     max_field_chars: int = 256
-    max_cgp_chars: int = 4096
-    max_gcg_chars: int = 262_144
+    max_cgp_chars: int = MAX_CGP_CHARS
+    max_gcg_chars: int = MAX_GCG_CHARS
     max_request_bytes: int = 1024 * 1024
     max_response_bytes: int = 16 * 1024 * 1024
     max_sessions: int = 2000
@@ -125,6 +127,9 @@ class Limits:
             raise LimitError("tt_megabytes_per_job cannot exceed tt_megabytes_total", "tt_megabytes_per_job")
         if self.max_sessions_per_client > self.max_sessions:
             raise LimitError("max_sessions_per_client cannot exceed max_sessions", "max_sessions_per_client")
+        for name, ceiling in (("max_cgp_chars", MAX_CGP_CHARS), ("max_gcg_chars", MAX_GCG_CHARS)):
+            if getattr(self, name) > ceiling:
+                raise LimitError(f"{name} cannot exceed {ceiling}, what the parser reads at most", name)
         if self.max_request_bytes < 64 * 1024:
             raise LimitError("max_request_bytes must be at least 65536", "max_request_bytes")
 
