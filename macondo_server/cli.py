@@ -421,8 +421,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         for name, value in limits.as_dict().items():
             print(f"{name} = {value}")
         return 0
+    http = None
+    if args.http_port is not None or args.web:
+        import os
+
+        from .http import TOKEN_ENV, HttpOptions
+        port = args.http_port if args.http_port is not None else 8080
+        http = HttpOptions(host=args.http_host, port=port, token=args.http_token or os.environ.get(TOKEN_ENV, ""),
+                           cors_origins=tuple(args.cors_origin or ()), web=args.web)
     try:
-        return serve(Settings.load(args.data_dir), args.host, args.port, limits)
+        return serve(Settings.load(args.data_dir), args.host, args.port, limits, http=http)
     except ServerStartError as exc:
         raise CliError(str(exc)) from None
 
@@ -636,7 +644,8 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--max-time", type=_seconds, default=0.0)
     sm.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
     sm.add_argument("--seed", type=_seed, default=0)
-    sm.add_argument("--opp-rack", help="known opponent tiles")
+    sm.add_argument("--opp-rack", help="known opponent tiles (the only source: an opponent rack written in the "
+                    "CGP is not taken as known)")
     sm.add_argument("--lexicon")
     sm.add_argument("--json", action="store_true")
     sm.set_defaults(func=cmd_sim)
@@ -676,6 +685,14 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--limit", action="append", metavar="NAME=VALUE",
                     help="override a limit (see --print-limits; also MACONDO_LIMIT_NAME=VALUE)")
     sv.add_argument("--print-limits", action="store_true", help="print the limits in force and exit")
+    sv.add_argument("--http-port", type=int_in(0, 65535), default=None,
+                    help="also serve Connect and gRPC-Web (browsers, Node) on this HTTP port (default with --web: 8080)")
+    sv.add_argument("--http-host", default="127.0.0.1", help="address of the HTTP port (default 127.0.0.1)")
+    sv.add_argument("--http-token", default=None,
+                    help="bearer token the HTTP port requires (also MACONDO_HTTP_TOKEN; needed off loopback)")
+    sv.add_argument("--cors-origin", action="append", metavar="ORIGIN",
+                    help="let pages from this origin call the HTTP port (repeatable; '*' for any; default none)")
+    sv.add_argument("--web", action="store_true", help="serve the web analysis board on the HTTP port")
     sv.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory (as the global option)")
     sv.set_defaults(func=cmd_serve)
 

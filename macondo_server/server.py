@@ -12,13 +12,14 @@ import socket
 import threading
 import time
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .config import Settings
+from .http import HttpOptions, HttpServer, HttpStartError, create_http_server
 from .limits import Limits
 from .pb.macondo.v1 import engine_pb2, engine_pb2_grpc
 from .service import EngineServicer
@@ -43,9 +44,12 @@ class RunningServer:
     servicer: EngineServicer
     health: health.HealthServicer
     sweeper: threading.Event
+    http: HttpServer | None = None    # the Connect / gRPC-Web / web-board port (macondo_server.http)
+    healthy: bool = False
 
     def serving(self, ok: bool = True) -> None:
         status = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
+        self.healthy = ok
         for name in ("", SERVICE_NAME):
             self.health.set(name, status)
 
@@ -54,13 +58,17 @@ class RunningServer:
         self.health.enter_graceful_shutdown()
         self.servicer.jobs.close()
         self.sweeper.set()
+        if self.http is not None:
+            self.http.stop(grace)
         self.server.stop(grace).wait()
 
 
 def create_server(settings: Settings, host: str = "127.0.0.1", port: int = 50051, max_jobs: int | None = None,
-                  workers: int | None = None, limits: Limits | None = None, serving: bool = True) -> RunningServer:
+                  workers: int | None = None, limits: Limits | None = None, serving: bool = True,
+                  http: HttpOptions | None = None) -> RunningServer:
     """Build, bind and start a server. `limits` default to the machine's (`max_jobs` overrides theirs).
-    Health says NOT_SERVING until `serving` (the default) or a later RunningServer.serving()."""
+    Health says NOT_SERVING until `serving` (the default) or a later RunningServer.serving().
+    With `http`, the same servicer is also served over Connect / gRPC-Web on an HTTP port of its own."""
     if limits is None:
         limits = Limits.load(max_jobs=max_jobs)
     elif max_jobs is not None:
@@ -91,9 +99,17 @@ def create_server(settings: Settings, host: str = "127.0.0.1", port: int = 50051
         bound = 0
     if bound == 0:
         raise ServerStartError(f"cannot listen on {host}:{port} (the port is in use or the address is invalid)")
+    running = RunningServer(server, bound, servicer, health_servicer, threading.Event())
+    if http is not None:
+        try:
+            running.http = create_http_server(servicer, health_servicer,
+                                              replace(http, max_request_bytes=limits.max_request_bytes), threads,
+                                              healthy=lambda: running.healthy)
+        except HttpStartError as exc:
+            server.stop(0)
+            raise ServerStartError(str(exc)) from None
     server.start()
-    sweeper = threading.Event()
-    running = RunningServer(server, bound, servicer, health_servicer, sweeper)
+    sweeper = running.sweeper
     running.serving(serving)
 
     def sweep() -> None:
@@ -124,7 +140,7 @@ def _check_port_free(host: str, port: int) -> None:
             raise ServerStartError(f"cannot listen on {host}:{port} ({what})") from None
 
 
-def serve(settings: Settings, host: str, port: int, limits: Limits) -> int:
+def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOptions | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
     done = threading.Event()
 
@@ -135,9 +151,14 @@ def serve(settings: Settings, host: str, port: int, limits: Limits) -> int:
     # handlers first: a signal during start-up (lexicon loading) already shuts down cleanly
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    running = create_server(settings, host, port, limits=limits, serving=False)
+    running = create_server(settings, host, port, limits=limits, serving=False, http=http)
     log.info("starting host=%s port=%d (loading the default lexicon %s)", host, running.port,
              settings.default_lexicon)
+    if running.http is not None:
+        log.info("http host=%s port=%d connect=yes grpc-web=yes web=%s cors=%s token=%s", running.http.options.host,
+                 running.http.port, "yes" if running.http.options.web else "no",
+                 ",".join(running.http.options.cors_origins) or "none",
+                 "yes" if running.http.options.token else "no")
     try:
         # the default lexicon is loaded before health reports SERVING
         running.servicer.engine.lexicon(settings.default_lexicon)
