@@ -26,9 +26,9 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-cdef extern from *:
-    int __builtin_popcountll(unsigned long long) nogil
-    void __builtin_prefetch(const void*) nogil
+cdef extern from "portable.h":
+    int popcount64 "macondo_popcount64"(uint64_t) nogil
+    void prefetch "macondo_prefetch"(const void*) nogil
 
 cdef enum:
     REC = 24          # bytes per string record in the builder (tiles stored +1, zero padded)
@@ -493,15 +493,15 @@ cdef int _run_batch(const uint32_t* nodes, uint32_t n, uint32_t droot, uint32_t 
             if not ((m >> t) & 1):
                 w.p = 0
                 continue
-            q = p + <uint32_t> __builtin_popcountll(m & (((<uint64_t> 1) << t) - 1))
+            q = p + <uint32_t> popcount64(m & (((<uint64_t> 1) << t) - 1))
             w.q = q
             p = nodes[q] & KWG_ARC_MASK
             w.p = p
             w.j -= 1
             if p != 0:
-                __builtin_prefetch(&nodes[p])
+                prefetch(&nodes[p])
                 if w.j >= 0:
-                    __builtin_prefetch(&masks[p])
+                    prefetch(&masks[p])
                     active += 1
     for i in range(nb):
         rc = _prefix_verdict(nodes, n, droot, groot, &walks[i], cid, buf, length, plen)

@@ -18,9 +18,9 @@ from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.wordmap cimport WordMap, WmSlot, wm_add
 from engine_cy.cross_set import compute_all as _compute_cross_sets
 
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long) nogil
-    int __builtin_popcountll(unsigned long long) nogil
+cdef extern from "portable.h":
+    int ctz64 "macondo_ctz64"(uint64_t) nogil
+    int popcount64 "macondo_popcount64"(uint64_t) nogil
 
 cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
@@ -435,7 +435,7 @@ cdef class MoveGen:
         if cur != 0:
             ml = cur & 0x7F
             if (kids >> ml) & 1:
-                i = node + <uint32_t> __builtin_popcountll(kids & (((<uint64_t> 1) << ml) - 1))
+                i = node + <uint32_t> popcount64(kids & (((<uint64_t> 1) << ml) - 1))
                 n = self.nodes[i]
                 self.go_on(col, cur, n & KWG_ARC_MASK, (n & KWG_ACCEPTS) != 0, leftstrip, rightstrip,
                            main_score, word_mult, cross_total)
@@ -444,9 +444,9 @@ cdef class MoveGen:
             return
         cs = self.row_cs[col] & kids & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
         while cs != 0:
-            ml = <ml_t> __builtin_ctzll(cs)
+            ml = <ml_t> ctz64(cs)
             cs &= cs - 1
-            i = node + <uint32_t> __builtin_popcountll(kids & (((<uint64_t> 1) << ml) - 1))
+            i = node + <uint32_t> popcount64(kids & (((<uint64_t> 1) << ml) - 1))
             n = self.nodes[i]
             child = n & KWG_ARC_MASK
             acc = (n & KWG_ACCEPTS) != 0
@@ -597,7 +597,7 @@ cdef class MoveGen:
                     cand = fol
                     fol = 0
                     while cand != 0:
-                        c = __builtin_ctzll(cand)
+                        c = ctz64(cand)
                         cand &= cand - 1
                         if self.walk_rev(letters, a, b, c) != KWG_NOT_FOUND:
                             fol |= (<uint64_t> 1) << c
@@ -635,7 +635,7 @@ cdef class MoveGen:
             kids = self.child_masks[cur]
             if not ((kids >> x) & 1):
                 return KWG_NOT_FOUND
-            i = cur + <uint32_t> __builtin_popcountll(kids & (((<uint64_t> 1) << x) - 1))
+            i = cur + <uint32_t> popcount64(kids & (((<uint64_t> 1) << x) - 1))
             cur = self.nodes[i] & KWG_ARC_MASK
             pos -= 1
         return cur
@@ -782,7 +782,7 @@ cdef class MoveGen:
                     if self.row_tiles[idx] == 0:
                         letters = self.row_cs[idx] & self.rack_bits
                         while letters != 0:
-                            ml = __builtin_ctzll(letters)
+                            ml = ctz64(letters)
                             letters &= letters - 1
                             if self.scores[ml] > self.row_cap[idx]:
                                 self.row_cap[idx] = self.scores[ml]
@@ -852,7 +852,7 @@ cdef class MoveGen:
                 continue
             e = self.equity_for(0, n - kept, self.sub_masks[i])
             # blanks are machine letter 0: their instance bits are the mask's lowest nb bits
-            kept_blanks = __builtin_popcountll(self.sub_masks[i] & ((1 << nb) - 1))
+            kept_blanks = popcount64(self.sub_masks[i] & ((1 << nb) - 1))
             if kept_blanks == nb:
                 if e > self.best_extra[n - kept]:
                     self.best_extra[n - kept] = e
@@ -1071,7 +1071,7 @@ cdef class MoveGen:
             m.equity = eq
             n_exch = 0
             for ml in range(self.ld.size):
-                kept = __builtin_popcountll((mask >> self.first_bit[ml]) & ((1 << self.rack[ml]) - 1))
+                kept = popcount64((mask >> self.first_bit[ml]) & ((1 << self.rack[ml]) - 1))
                 for k in range(self.rack[ml] - kept):
                     m.tiles[n_exch] = <ml_t> ml
                     n_exch += 1
