@@ -161,6 +161,19 @@ def _status_error(ctx: ConnectServicerContext) -> Exception | None:
     return _connect_error(ConnectAbort(ctx.code, ctx.details or ctx.code.name.lower()))
 
 
+def _unexpected(ctx: ConnectServicerContext, exc: Exception) -> Exception:
+    """An exception the servicer's guard did not turn into a status: the status it set (a method generated
+    but not implemented sets UNIMPLEMENTED), or INTERNAL, logged (never a traceback to the client)."""
+    error = _status_error(ctx)
+    if error is not None:
+        return error
+    from connectrpc.code import Code
+    from connectrpc.errors import ConnectError
+
+    log.error("internal error in an RPC over HTTP", exc_info=exc)
+    return ConnectError(Code.INTERNAL, f"internal error ({type(exc).__name__}); it is logged on the server")
+
+
 # ---------------------------------------------------------------------------------------------- endpoints
 
 def _context_for(rctx: Any) -> ConnectServicerContext:
@@ -218,6 +231,8 @@ def _unary_handler(impl: Callable, pool: futures.Executor):
             response = await loop.run_in_executor(pool, impl, request, ctx)
         except ConnectAbort as exc:
             raise _connect_error(exc) from None
+        except Exception as exc:
+            raise _unexpected(ctx, exc) from None
         finally:
             ctx.finish()
         error = _status_error(ctx)
@@ -254,6 +269,8 @@ def _stream_handler(impl: Callable, pool: futures.Executor):
                     break
                 if isinstance(item, ConnectAbort):
                     raise _connect_error(item) from None
+                if isinstance(item, Exception):
+                    raise _unexpected(ctx, item) from None
                 if isinstance(item, BaseException):
                     raise item
                 yield item

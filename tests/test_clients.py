@@ -1,5 +1,5 @@
 """Clients: the typed Python client, the shell driven as a user would (scripted stdin and a pseudo-terminal),
-the bot harness, and the Node.js example against a live server."""
+the bot harness against a live server (the TypeScript client: tests/test_connect_node.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import io
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -260,39 +259,7 @@ def test_bots_cli_two_strategies(server, capsys):
     assert "unknown strategy 'greedy'" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------ Node.js
-
-
-def _node_ready() -> bool:
-    node_dir = ROOT / "clients" / "node"
-    if shutil.which("node") is None:
-        return False
-    if (node_dir / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        return True
-    if shutil.which("npm") is None:
-        return False
-    try:
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=node_dir, capture_output=True, timeout=300,
-                       check=True)
-    except (subprocess.SubprocessError, OSError):
-        return False
-    return (node_dir / "node_modules" / "@grpc" / "grpc-js").is_dir()
-
-
-def test_node_client_against_live_server(server):
-    if not _node_ready():
-        pytest.skip("node (or its @grpc packages) unavailable")
-    example = ROOT / "clients" / "node" / "example.js"
-    proc = subprocess.run(["node", str(example), "--server", f"127.0.0.1:{server.port}", "--iterations", "200000",
-                           "--stop-after", "0.6", "--plays", "4"], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
-    assert "8G QI" in out.split("final:")[0]            # move generation
-    assert "progress:" in out                            # streamed snapshots
-    assert "(stopped)" in out.split("final:")[1].splitlines()[0]
-    bad = subprocess.run(["node", str(example), "--server", f"127.0.0.1:{server.port}", "--cgp", "bogus"],
-                         capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1 and "INVALID_ARGUMENT" in bad.stderr
+# (the TypeScript client under Node, over Connect, gRPC-Web and gRPC: tests/test_connect_node.py)
 
 
 @needs_cases
