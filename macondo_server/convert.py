@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .autoplay import AutoplaySummary, history_to_gcg
+from .autoplay import AutoplaySummary
 from .engine import GeneratedMove
-from .formats import Move, Position, format_move, write_cgp, write_gcg
+from .formats import GcgEvent, Move, Position, format_move, write_cgp, write_gcg
 from .gamestate import position_from_game
 from .pb.macondo.v1 import engine_pb2 as pb
 from .render import render_position
@@ -48,6 +48,8 @@ def game_to_pb(session: Session) -> pb.GameState:
     ld = session.lexicon.ld
     pos = position_from_game(game, {"lex": session.lexicon.name},
                              show_opponent=game.game_over or game.bag_size == 0)
+    if session.view is not None:
+        pos = session.view       # as the player on turn knows it (an unknown rack stays unknown)
     history = []
     for player, kind, row, col, vertical, tiles, score, rack in game.history():
         mv = Move(kind, row, col, vertical, tuple(tiles))
@@ -58,9 +60,10 @@ def game_to_pb(session: Session) -> pb.GameState:
     counts = pos.unseen_counts(0)
     gcg = ""
     if session.from_start:
-        record = history_to_gcg(game, ld, (session.players[0], session.players[1]), 0)
-        record.pragmas.append(("lexicon", session.lexicon.name))
-        gcg = write_gcg(record)
+        gcg = write_gcg(session.record)
+    events = [pb.GameEvent(number=n, player=session.player_of(ev), nick=ev.nick, type=ev.type, rack=ev.rack,
+                           move=event_text(ev), score=ev.score, cumulative=ev.cumulative, note=ev.note)
+              for n, ev in enumerate(session.record.events, 1)]
     return pb.GameState(
         game_id=session.game_id,
         cgp=write_cgp(pos),
@@ -73,11 +76,33 @@ def game_to_pb(session: Session) -> pb.GameState:
         history=history,
         lexicon=session.lexicon.name,
         display=render_position(pos, names, game.bag_size) + ("\ngame over (" + game.end_reason_name + ")" if game.game_over else ""),
-        rack=ld.rack_str(game.rack(p)),
+        rack=ld.rack_str(pos.racks[0]),
         unseen="".join(ld.label(m) * counts[m] for m in range(ld.size)),
         gcg=gcg,
         warnings=session.warnings,
+        turn=session.cursor,
+        num_events=len(session.record.events),
+        events=events,
+        challenge_rule=session.rule,
+        known_opp=ld.rack_str(pos.racks[1]),
     )
+
+
+def event_text(ev: GcgEvent) -> str:
+    """A GCG event's move as the list shows it: '8D WAITED', 'exch ABC', 'pass', '(challenge)', '(EFV)'."""
+    if ev.type == "play":
+        return f"{ev.position} {ev.word}"
+    if ev.type == "exchange":
+        return f"exch {ev.exchanged}"
+    if ev.type == "pass":
+        return "pass"
+    if ev.type == "phony_returned":
+        return "(phony withdrawn)"
+    if ev.type == "challenge_bonus":
+        return "(challenge)"
+    if ev.type == "time_penalty":
+        return "(time)"
+    return f"({ev.exchanged})"
 
 
 def autoplay_to_pb(summary: AutoplaySummary, job_id: str, total: int, final: bool, stopped: bool) -> pb.AutoplayProgress:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.game import Game, GameError
-from engine_cy.movegen import play_error
+from engine_cy.movegen import formed_words, play_error
 
 from .formats import (
     DISTRIBUTIONS,
@@ -193,9 +193,13 @@ def set_tile_order(game: Game, pos: Position, tileorder: str) -> None:
         raise FormatError(f"tile order {q}: {_short(exc)}") from None
 
 
-def check_legal(game: Game, lex: Lexicon, move: Move, text: str) -> None:
+_NOT_A_WORD = " is not a word in the lexicon"
+
+
+def check_legal(game: Game, lex: Lexicon, move: Move, text: str, allow_phony: bool = False) -> None:
     """Refuse a move the player on turn cannot make: tiles not on the rack, a placement that misses the
-    centre or the tiles on the board, or one that forms a word outside the lexicon."""
+    centre or the tiles on the board, or (unless `allow_phony`: a challenge rule under which a phony can
+    be played and challenged off) one that forms a word outside the lexicon."""
     ld = lex.ld
     rack = game.rack(game.on_turn)
     for t in move.rack_tiles():
@@ -205,8 +209,15 @@ def check_legal(game: Game, lex: Lexicon, move: Move, text: str) -> None:
         rack.remove(t)
     if move.kind == "place":
         why = play_error(game.board, lex.kwg, ld, move.row, move.col, move.vertical, list(move.tiles))
-        if why:
+        # the word check comes last in play_error: a word message means the placement itself is sound
+        if why and not (allow_phony and why.endswith(_NOT_A_WORD)):
             raise FormatError(f"illegal move {excerpt(text)}: {why}")
+
+
+def invalid_words(game: Game, lex: Lexicon, move: Move) -> list[str]:
+    """The words a placement forms on the game's board that the lexicon lacks (a phony's words)."""
+    words = formed_words(game.board, move.row, move.col, move.vertical, list(move.tiles))
+    return [lex.ld.word_str(list(w)) for w in words if not lex.kwg.contains(w)]
 
 
 def play_move(game: Game, move: Move) -> int:
@@ -373,8 +384,10 @@ class _Replay:
     missing_racks: list[int] = field(default_factory=list)
 
 
-def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int = 0) -> ReplayResult:
-    """Replay a GCG record event by event (racks as the file states them), up to `turn` events.
+def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int = 0,
+               start: Game | None = None) -> ReplayResult:
+    """Replay a GCG record event by event (racks as the file states them), up to `turn` events; from the
+    empty board, or from a copy of `start` (a game session that began at a CGP position).
 
     Each event's scores must add up (previous total + score = cumulative) and agree with the engine's. The
     end of a game is read as the reference engines write it: after a play that goes out, a challenge
@@ -410,11 +423,11 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
         got = parsed[text]
         return None if got is None else list(got)
 
-    game = Game(lex.kwg, ld, new_board(), seed)
+    game = start.clone() if start is not None else Game(lex.kwg, ld, new_board(), seed)
     events = record.events if turn is None else record.events[: max(0, turn)]
     positions: list[Position] = []
     ops = {"lex": lex.name}
-    file_total = [0, 0]
+    file_total = list(game.scores) if start is not None else [0, 0]
     st = _Replay(known=[[], []], before_play=[[], []])
     warnings: list[str] = []
     for n, ev in enumerate(events, 1):
@@ -473,11 +486,25 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
                             f" {who} is on turn")
         if positions and not positions[-1].racks[0] and not game.game_over and game.bag_size > 0:
             warnings.append(f"the file does not show the rack of {nicks[game.on_turn]}, who is on turn")
-    first = players[0] if players else 0
-    start = Position(board=new_board(), racks=(known_rack(reveals[0][first]) or [], []), scores=(0, 0), zeros=0,
-                     ops=dict(ops), ld=ld)
+    first = players[0] if players else (start.on_turn if start is not None else 0)
+    if not events and not game.game_over:
+        # no event applied: the first mover is on turn, and each player holds the rack the file shows next
+        game.set_turn(first)
+        for who in (first, 1 - first):
+            known = known_rack(reveals[0][who])
+            if known is not None:
+                try:
+                    game.set_rack(who, known)
+                except GameError:
+                    pass  # reported when the event showing it is replayed
+    if start is None:
+        begin = Position(board=new_board(), racks=(known_rack(reveals[0][first]) or [], []), scores=(0, 0),
+                         zeros=0, ops=dict(ops), ld=ld)
+    else:
+        begin = position_from_game(start, ops, show_opponent=start.bag_size == 0)
+        begin.racks = (known_rack(reveals[0][first]) or begin.racks[0], begin.racks[1])
     return ReplayResult(game=game, events_applied=len(events), positions=positions, lexicon=lex.name,
-                        warnings=warnings, start=start, start_player=first)
+                        warnings=warnings, start=begin, start_player=first)
 
 
 def _seen_position(game: Game, ops: dict[str, str], reveal: tuple[str | None, str | None], known_rack,

@@ -377,7 +377,7 @@ class EngineServicer(pb_grpc.EngineServicer):
             return game_to_pb(self.sessions.create(
                 request.lexicon or None, request.seed, list(request.players), request.bingo_bonus, cgp=request.cgp,
                 gcg=request.gcg, turn=request.turn if request.HasField("turn") else None,
-                client=client_of(context)))
+                client=client_of(context), challenge_rule=request.challenge_rule))
 
         return self._guard(context, run)
 
@@ -416,3 +416,45 @@ class EngineServicer(pb_grpc.EngineServicer):
 
     def DeleteGame(self, request, context):
         return pb.DeleteGameResponse(found=self.sessions.delete(request.game_id[:64]))
+
+    # -------------------------------------------------------------- game review (sessions.py does the work)
+
+    def _session_call(self, context, request, change: Callable[[Any], Any]):
+        """Check the request, find its game, apply `change` to it, and answer with the game's new state."""
+        def run():
+            check_request(request, self.limits)
+            session = self.sessions.get(request.game_id)
+            change(session)
+            return game_to_pb(session)
+
+        return self._guard(context, run)
+
+    def NavigateGame(self, request, context):
+        return self._session_call(context, request,
+                                  lambda s: self.sessions.navigate(s, request.to, request.turn))
+
+    def SetRack(self, request, context):
+        return self._session_call(context, request, lambda s: self.sessions.set_rack(s, request.rack))
+
+    def SetChallengeRule(self, request, context):
+        return self._session_call(context, request, lambda s: self.sessions.set_rule(s, request.rule))
+
+    def SetNote(self, request, context):
+        return self._session_call(context, request, lambda s: self.sessions.set_note(s, request.note))
+
+    def ChallengePlay(self, request, context):
+        def run():
+            check_request(request, self.limits)
+            session = self.sessions.get(request.game_id)
+            bad, outcome = self.sessions.challenge(session)
+            return pb.ChallengePlayResponse(phony=bool(bad), invalid_words=bad, outcome=outcome,
+                                            game=game_to_pb(session))
+
+        return self._guard(context, run)
+
+    def ExportGame(self, request, context):
+        def run():
+            check_request(request, self.limits)
+            return pb.ExportGameResponse(gcg=self.sessions.export(self.sessions.get(request.game_id)))
+
+        return self._guard(context, run)

@@ -156,10 +156,9 @@ class SimJob:
             raise FormatError("the player on turn has no tiles on the rack")
         if bag_for_mover(pos) == 0:
             raise FormatError("the bag is empty: simulate needs tiles to draw (use endgame)")
-        if opts.opp_rack:
-            known = known_opponent_tiles(pos, opts.opp_rack)
-        else:
-            known = list(pos.racks[1])
+        # known opponent tiles come only from the explicit field: a rack that merely stands in the CGP (a
+        # replayed record's later reveal, a commit's random fill) is not something the player on turn knows
+        known = known_opponent_tiles(pos, opts.opp_rack) if opts.opp_rack else []
         gen = engine.generate(pos, lexicon=lex.name)
         chosen: list[tuple[GeneratedMove, bool]] = [(m, False) for m in gen.moves[:opts.num_plays]]
         if opts.plays:

@@ -261,9 +261,10 @@ class Client:
     # -------------------------------------------------------------- game sessions
 
     def create_game(self, lexicon: str = "", seed: int = 0, players: list[str] | None = None,
-                    bingo_bonus: int = 0, cgp: str = "", gcg: str = "", turn: int | None = None) -> pb.GameState:
+                    bingo_bonus: int = 0, cgp: str = "", gcg: str = "", turn: int | None = None,
+                    challenge_rule: str = "") -> pb.GameState:
         req = pb.CreateGameRequest(lexicon=lexicon, seed=seed, players=players or [], bingo_bonus=bingo_bonus,
-                                   cgp=cgp, gcg=gcg)
+                                   cgp=cgp, gcg=gcg, challenge_rule=challenge_rule)
         if turn is not None:
             req.turn = turn
         return self._unary("CreateGame", req)
@@ -279,3 +280,25 @@ class Client:
 
     def delete_game(self, game_id: str) -> bool:
         return bool(self._unary("DeleteGame", pb.DeleteGameRequest(game_id=game_id)).found)
+
+    # -------------------------------------------------------------- game review
+
+    def navigate(self, game_id: str, to: str, turn: int = 0) -> pb.GameState:
+        """to: first, last, next, previous, or turn (with `turn`: events applied, 0 = the start)."""
+        return self._unary("NavigateGame", pb.NavigateGameRequest(game_id=game_id, to=to, turn=turn))
+
+    def set_rack(self, game_id: str, rack: str) -> pb.GameState:
+        return self._unary("SetRack", pb.SetRackRequest(game_id=game_id, rack=rack))
+
+    def set_challenge_rule(self, game_id: str, rule: str) -> pb.GameState:
+        return self._unary("SetChallengeRule", pb.SetChallengeRuleRequest(game_id=game_id, rule=rule))
+
+    def challenge(self, game_id: str) -> pb.ChallengePlayResponse:
+        return self._unary("ChallengePlay", pb.ChallengePlayRequest(game_id=game_id))
+
+    def set_note(self, game_id: str, note: str) -> pb.GameState:
+        return self._unary("SetNote", pb.SetNoteRequest(game_id=game_id, note=note))
+
+    def export_game(self, game_id: str) -> str:
+        """The game as GCG text (the caller writes it where it likes)."""
+        return self._unary("ExportGame", pb.ExportGameRequest(game_id=game_id)).gcg
