@@ -409,6 +409,84 @@ def cmd_peg(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """Analyse every turn of one or more GCG games (files or folders of .gcg files)."""
+    from .analyze import AnalyzeOptions, analyze_record, annotated_gcg, print_report
+    from .formats import read_gcg_file
+
+    paths: list[Path] = []
+    for item in args.games:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(q for q in p.iterdir() if q.suffix.lower() == ".gcg" and q.is_file())
+            if not found:
+                raise CliError(f"folder {p} holds no .gcg files")
+            paths.extend(found)
+        elif p.is_file():
+            paths.append(p)
+        else:
+            raise CliError(f"GCG file {p} does not exist")
+    out = Path(args.gcg_out) if args.gcg_out else None
+    if out is not None and len(paths) > 1 and not out.is_dir():
+        raise CliError(f"--gcg-out {out}: with several games it must be an existing folder")
+    opts = AnalyzeOptions(
+        player=args.player, sim_plies=args.sim_plies, sim_plays=args.sim_plays,
+        sim_iterations=args.sim_iterations, sim_max_time=args.sim_time, peg_plays=args.peg_plays,
+        peg_endgame_plies=args.peg_endgame_plies, peg_max_time=args.peg_time, endgame_plies=args.endgame_plies,
+        endgame_max_time=args.endgame_time, endgame_candidates=args.endgame_candidates, threads=args.threads,
+        seed=args.seed, lexicon=args.lexicon, tt_megabytes=args.tt_mb)
+    opts.validate()
+    engine = _engine(args)
+    records = []
+    for p in paths:
+        try:
+            records.append((p, read_gcg_file(str(p))))
+        except (FormatError, OSError) as exc:
+            raise CliError(f"{p}: {exc}") from None
+    from rich.console import Console
+
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    stop = threading.Event()
+    results = []
+    for p, record in records:
+        if stop.is_set():
+            break
+        bar = None
+        progress = None
+        if not args.json and sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            bar = Progress(TextColumn(f"{p.name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                           TextColumn("{task.description}"), transient=True, console=Console(stderr=True))
+            task = bar.add_task("", total=None)
+            bar.start()
+
+            def progress(done: int, total: int, turn, bar=bar, task=task) -> None:
+                last = f"event {turn.event}: {turn.played.move} ({turn.mistake})" if turn is not None else ""
+                bar.update(task, completed=done, total=total, description=last)
+
+        def one(record=record, p=p, progress=progress):
+            return analyze_record(engine, record, AnalyzeOptions(**vars(opts)), name=p.name, progress=progress,
+                                  stop=stop)
+
+        try:
+            res = run_interruptible(one, stop.set, "analysis")
+        except FormatError as exc:
+            raise CliError(f"{p}: {exc}") from None
+        finally:
+            if bar is not None:
+                bar.stop()
+        results.append(res)
+        if out is not None:
+            target = out / f"{p.stem}.analysed.gcg" if out.is_dir() else out
+            target.write_text(annotated_gcg(record, res), encoding="utf-8")
+        if not args.json:
+            print_report(res, console)
+    if args.json:
+        print(json.dumps({"games": [r.to_json() for r in results]}))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .limits import LimitError, Limits, parse_assignments
     from .server import ServerStartError, serve
@@ -433,6 +511,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return serve(Settings.load(args.data_dir), args.host, args.port, limits, http=http)
     except ServerStartError as exc:
         raise CliError(str(exc)) from None
+
+
+def cmd_proto_path(args: argparse.Namespace) -> int:
+    """The .proto files ship in the macondo-client distribution: protoc -I "$(macondo proto-path)" ..."""
+    from macondo_client import proto_path
+
+    path = Path(proto_path())
+    if not (path / "macondo" / "v1" / "engine.proto").is_file():
+        raise CliError(f"the .proto files are missing from {path} (reinstall macondo-client)")
+    print(path)
+    return 0
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
@@ -548,7 +637,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Crossword board game analysis engine (move generation, simulation, endgame, pre-endgame).",
     )
     p.add_argument("--version", action="version", version=f"macondo {__version__}")
-    p.add_argument("--data-dir", help="lexicon directory (default: bundled lexica plus ../shared/lexica)")
+    p.add_argument("--data-dir", help="lexicon directories, os.pathsep-separated (default: MACONDO_DATA_DIR, "
+                   "and always the bundled lexicon)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     lex = sub.add_parser("lexicon", help="build and query lexica (KWG word graphs)")
@@ -677,6 +767,36 @@ def build_parser() -> argparse.ArgumentParser:
     pg.add_argument("--json", action="store_true")
     pg.set_defaults(func=cmd_peg)
 
+    an = sub.add_parser("analyze", help="analyse every turn of GCG games (files or folders): the engine's choice, "
+                        "each move's loss, mistakes, missed bingos, phonies")
+    an.add_argument("games", nargs="+", metavar="GAME", help="a .gcg file or a folder of them (several allowed)")
+    an.add_argument("--player", help="analyse only this player's turns: a nickname, real name, 1 or 2 (default both)")
+    an.add_argument("--sim-iterations", type=int_in(1, 1_000_000), default=600,
+                    help="simulation iterations per turn (default 600)")
+    an.add_argument("--sim-plies", type=int_in(0, 10), default=2, help="simulation look-ahead (default 2)")
+    an.add_argument("--sim-plays", type=int_in(1, 100), default=12,
+                    help="plays simulated besides the played move (default 12)")
+    an.add_argument("--sim-time", type=seconds_in(3600), default=20.0,
+                    help="seconds per simulated turn at most (0: no limit; default 20)")
+    an.add_argument("--peg-plays", type=int_in(1, 50), default=8,
+                    help="plays solved per pre-endgame turn besides the played move (default 8)")
+    an.add_argument("--peg-endgame-plies", type=int_in(1, 20), default=4)
+    an.add_argument("--peg-time", type=seconds_in(3600), default=15.0,
+                    help="seconds per pre-endgame turn; no winner by then: simulation (default 15)")
+    an.add_argument("--endgame-plies", type=int_in(1, 30), default=6)
+    an.add_argument("--endgame-time", type=seconds_in(3600), default=8.0,
+                    help="seconds per endgame solve (default 8)")
+    an.add_argument("--endgame-candidates", type=int_in(0, 50), default=4,
+                    help="top static plays valued besides the best and the played move (default 4)")
+    an.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
+    an.add_argument("--tt-mb", type=int_in(1, MAX_TT_MB), default=256)
+    an.add_argument("--seed", type=_seed, default=0)
+    an.add_argument("--lexicon", help="default: the file's #lexicon")
+    an.add_argument("--json", action="store_true", help="print one JSON object (stable for a given --seed)")
+    an.add_argument("--gcg-out", metavar="FILE", help="write the game with the analysis in #note lines "
+                    "(a folder with several games)")
+    an.set_defaults(func=cmd_analyze)
+
     sv = sub.add_parser("serve", help="run the gRPC engine server")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int_in(0, 65535), default=50051)
@@ -713,6 +833,9 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--json", action="store_true")
     bt.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
     bt.set_defaults(func=cmd_bots)
+
+    pp = sub.add_parser("proto-path", help="print the include directory of the installed macondo.v1 .proto files")
+    pp.set_defaults(func=cmd_proto_path)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

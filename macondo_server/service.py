@@ -3,6 +3,7 @@ that names the problem (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED); nothin
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -17,6 +18,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from . import __version__
+from .analyze import AnalyzeOptions, analyze_record, annotated_gcg, lexicon_of, resolve_player
 from .autoplay import GameRecord, bots_from_options, run_autoplay, summarize
 from .config import Settings
 from .convert import (
@@ -30,7 +32,7 @@ from .convert import (
 )
 from .endgame import DEFAULT_TT_MB, EndgameJob, EndgameOptions
 from .engine import Engine
-from .formats import FormatError, parse_cgp
+from .formats import FormatError, parse_cgp, parse_gcg
 from .gamestate import position_from_game
 from .jobs import Job, JobRegistry, ShuttingDownError, watch_stop
 from .lexicon import LexiconError, UnknownLexiconError
@@ -40,6 +42,32 @@ from .pb.macondo.v1 import engine_pb2_grpc as pb_grpc
 from .peg import EVENTUALITY_TT_MB, PegJob, PegOptions
 from .sessions import ENGINE_MOVE_TT_MB, GameBusyError, SessionStore, UnknownGameError, parse_strategy
 from .sim import SimJob, SimOptions
+
+
+def _analyzed_move_to_pb(c) -> pb.AnalyzedMove:
+    return pb.AnalyzedMove(move=c.move, score=c.score, equity=c.equity, win_pct=c.win_pct, value=c.value,
+                           spread=c.spread)
+
+
+def _turn_to_pb(t) -> pb.TurnAnalysis:
+    """analyze.TurnAnalysis -> pb (optional fields stay unset where the phase gives no number)."""
+    return pb.TurnAnalysis(
+        event=t.event, line=t.line, player=t.player + 1, nick=t.nick, rack=t.rack, bag=t.bag, phase=t.phase,
+        played=_analyzed_move_to_pb(t.played), best=_analyzed_move_to_pb(t.best) if t.best else None,
+        rank=t.rank or 0, candidates=t.candidates, equity_loss=t.equity_loss, win_loss=t.win_loss,
+        spread_loss=t.spread_loss, loss_is_bound=t.loss_is_bound, mistake=t.mistake, blown_endgame=t.blown_endgame,
+        bingo_available=t.bingo_available, missed_bingo=t.missed_bingo, phony=t.phony, phony_words=t.phony_words,
+        phony_challenged=t.phony_challenged, missed_challenge=t.missed_challenge, complete=t.complete,
+        skipped=t.skipped, notes=t.notes)
+
+
+def _summary_to_pb(s) -> pb.PlayerAnalysisSummary:
+    return pb.PlayerAnalysisSummary(
+        player=s.player + 1, nick=s.nick, turns=s.turns, optimal=s.optimal, equity_lost=s.equity_lost,
+        win_pct_lost=s.win_lost, spread_lost=s.spread_lost, small_mistakes=s.small, medium_mistakes=s.medium,
+        large_mistakes=s.large, mistake_index=s.mistake_index, bingos_available=s.bingos_available,
+        bingos_missed=s.bingos_missed, phonies=s.phonies, phonies_challenged=s.phonies_challenged,
+        challenges_missed=s.challenges_missed, biggest_mistakes=s.biggest)
 
 log = logging.getLogger("macondo.server")
 
@@ -368,6 +396,60 @@ class EngineServicer(pb_grpc.EngineServicer):
                                 lambda state, res, stopped: peg_to_pb(res, state[0], "", stopped or not res.complete),
                                 pb.PreEndgameProgress, threads=request.threads,
                                 tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
+
+    def AnalyzeGame(self, request, context) -> Iterator[pb.AnalyzeProgress]:
+        """Game review: every turn of the GCG text analysed (analyze.py), a message per finished turn or two,
+        the whole analysis at the end; a stop keeps the turns done (the turn in flight marked incomplete)."""
+        tt = min(DEFAULT_TT_MB, self.limits.tt_megabytes_per_job)
+        lock = threading.Lock()
+        seen: dict = {"turns": [], "sent": 0, "done": 0, "total": 0}
+
+        def setup(job: Job):
+            if not request.gcg:
+                raise FormatError("gcg is empty")
+            record = parse_gcg(request.gcg)
+            opts = AnalyzeOptions(
+                player=request.player or None, sim_iterations=request.sim_iterations or 600,
+                sim_plies=request.sim_plies if request.HasField("sim_plies") else 2,
+                sim_plays=request.sim_plays or 12, sim_max_time=request.sim_max_time or 20.0,
+                peg_plays=request.peg_plays or 8, peg_endgame_plies=request.peg_endgame_plies or 4,
+                peg_max_time=request.peg_max_time or 15.0, endgame_plies=request.endgame_plies or 6,
+                endgame_max_time=request.endgame_max_time or 8.0,
+                endgame_candidates=request.endgame_candidates if request.HasField("endgame_candidates") else 4,
+                threads=job.threads, seed=request.seed, lexicon=request.lexicon or None, tt_megabytes=tt)
+            opts.validate()
+            resolve_player(record, opts.player)
+            lexicon_of(self.engine, record, opts.lexicon)
+            return record, opts
+
+        def run(state, stop: threading.Event):
+            record, opts = state
+
+            def progress(done: int, total: int, turn) -> None:
+                with lock:
+                    seen["done"], seen["total"] = done, total
+                    if turn is not None:
+                        seen["turns"].append(turn)
+
+            return analyze_record(self.engine, record, opts, progress=progress, stop=stop)
+
+        def snapshot(state):
+            with lock:
+                new = seen["turns"][seen["sent"]:]
+                seen["sent"] = len(seen["turns"])
+                return pb.AnalyzeProgress(turns_done=seen["done"], turns_total=seen["total"],
+                                          turns=[_turn_to_pb(t) for t in new])
+
+        def final(state, res, stopped: bool):
+            record = state[0]
+            return pb.AnalyzeProgress(
+                turns_done=len(res.turns), turns_total=res.turns_total, turns=[_turn_to_pb(t) for t in res.turns],
+                summary=[_summary_to_pb(s) for s in res.summaries], lexicon=res.lexicon, warnings=res.warnings,
+                final=True, stopped=stopped or res.stopped, json=json.dumps(res.to_json()),
+                annotated_gcg=annotated_gcg(record, res) if request.annotated_gcg else "")
+
+        yield from self._stream(context, "analyze", request, setup, run, snapshot, final, pb.AnalyzeProgress,
+                                threads=request.threads, tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 
     # -------------------------------------------------------------- game sessions
 

@@ -24,8 +24,8 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from macondo_server.pb.macondo.v1 import engine_pb2 as pb
-from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
+from .pb.macondo.v1 import engine_pb2 as pb
+from .pb.macondo.v1 import engine_pb2_grpc as pb_grpc
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -250,6 +250,13 @@ class Client:
         early_cutoff, skip_tiebreaker, opp_rack, threads, max_time, endgame_heuristics."""
         req = _request(pb.SolvePreEndgameRequest, position=self._position(cgp, lexicon), **options)
         return self._stream("SolvePreEndgame", req, timeout)
+
+    def analyze(self, gcg: str, timeout: float | None = None, **options: Any) -> Stream[pb.AnalyzeProgress]:
+        """Analyse every turn of a game given as GCG text: a message as turns finish (`turns` holds the new
+        ones), the last one final with every turn, the per-player summary and `json`. Options: player,
+        lexicon, sim_iterations, sim_plies, sim_plays, sim_max_time, peg_plays, peg_endgame_plies,
+        peg_max_time, endgame_plies, endgame_max_time, endgame_candidates, threads, seed, annotated_gcg."""
+        return self._stream("AnalyzeGame", _request(pb.AnalyzeGameRequest, gcg=gcg, **options), timeout)
 
     def autoplay(self, timeout: float | None = None, **options: Any) -> Stream[pb.AutoplayProgress]:
         """Options: games, lexicon, leaves, lexicon2, leaves2, seed, threads, pairs."""
