@@ -19,10 +19,10 @@ def moves_table(resp: pb.GenerateMovesResponse) -> str:
 
 
 def sim_table(snap: pb.SimulateProgress, details: bool = False) -> str:
-    lines = [f"{'Play':<20}{'Leave':<9}{'Score':>5}  {'Win%':>14}  {'Equity':>16}"]
-    for p in snap.plays:
+    lines = [f"{'#':>3}  {'Play':<20}{'Leave':<9}{'Score':>5}  {'Win%':>14}  {'Equity':>16}"]
+    for i, p in enumerate(snap.plays, 1):
         mark = " ❌" if p.pruned else ""
-        lines.append(f"{p.move.display.strip():<20}{p.move.leave:<9}{p.move.score:>5}  "
+        lines.append(f"{i:>3}  {p.move.display.strip():<20}{p.move.leave:<9}{p.move.score:>5}  "
                      f"{p.win_pct:7.2f}±{p.win_pct_stderr:<5.2f}  {p.equity:8.2f}±{p.equity_stderr:<6.2f}{mark}")
         if details:
             for k, ply in enumerate(p.ply_stats, 1):
@@ -42,7 +42,7 @@ def endgame_text(snap: pb.EndgameProgress, first_win: bool = False, plies: int =
         lines.append(f"Best sequence has a spread difference (value) of {snap.value:+d}")
     lines.append(f"Final spread after seq: {snap.final_spread:+d}")
     if snap.best_line:
-        lines.append(f"Best move: {snap.best_line[0].move.display.strip()}")
+        lines.append(f"Best move: #1 {snap.best_line[0].move.display.strip()}")
     lines.append("Best sequence:")
     for i, m in enumerate(snap.best_line, 1):
         lines.append(f"{i}) {'~' if m.estimated else ''}{m.move.display.strip()} ({m.move.score})")
@@ -95,18 +95,18 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
     exact = not any(p.draws_total for p in snap.plays) or (
         snap.finished and all(p.cut_off or p.lower_wins == p.upper_wins for p in snap.plays))
     if exact:
-        lines.append(f"{'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
+        lines.append(f"{'#':>3}  {'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
     else:
-        lines.append(f"{'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Spread':<9}{'Draws':<12}"
-                     f"{'Outcomes':<32}")
-    for p in snap.plays[:rows]:
+        lines.append(f"{'#':>3}  {'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Spread':<9}"
+                     f"{'Draws':<12}{'Outcomes':<32}")
+    for i, p in enumerate(snap.plays[:rows], 1):
         spread = f"{p.spread:.2f}" if p.HasField("spread") else ""
         extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
         mark = " ❌" if p.cut_off else ""
         outcomes = _peg_outcomes(p, verbose)
         if exact:
             wins, pct = ("---", "---") if p.cut_off else (f"{p.wins:.1f}", f"{p.win_pct:.2f}")
-            lines.append(f"{p.move.display.strip():<20}{wins:<8}{pct:<8}{spread:<9}{outcomes}{extra}{mark}")
+            lines.append(f"{i:>3}  {p.move.display.strip():<20}{wins:<8}{pct:<8}{spread:<9}{outcomes}{extra}{mark}")
             continue
         lo, hi = p.lower_wins, p.upper_wins
         if lo == hi:
@@ -115,7 +115,8 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
             wins = f"{lo:.1f}-{hi:.1f}"
             pct = f"{100 * lo / tot:.1f}-{100 * hi / tot:.1f}" if tot else ""
         done = f"{p.draws_done}/{p.draws_total}"
-        lines.append(f"{p.move.display.strip():<20}{wins:<18}{pct:<17}{spread:<9}{done:<12}{outcomes}{extra}{mark}")
+        lines.append(f"{i:>3}  {p.move.display.strip():<20}{wins:<18}{pct:<17}{spread:<9}{done:<12}{outcomes}{extra}"
+                     f"{mark}")
     if len(snap.plays) > rows:
         lines.append(f"... {len(snap.plays) - rows} more plays")
     lines.append("❌ marks plays cut off early (they cannot beat the leader).")
@@ -163,3 +164,19 @@ def progress_line(snap: object) -> str:
     if isinstance(snap, pb.AutoplayProgress):
         return autoplay_text(snap)
     return str(snap)
+
+
+def events_table(state: pb.GameState) -> str:
+    """The game's events with scores; the cursor (the position shown) is marked after its event."""
+    lines = [f"{'#':>4}  {'Player':<12}{'Rack':<9}{'Move':<22}{'Score':>6}{'Total':>7}"]
+    if state.turn == 0:
+        lines.append("  ->  (start)")
+    for ev in state.events:
+        note = "  [note]" if ev.note else ""
+        lines.append(f"{ev.number:>4}  {ev.nick[:11]:<12}{ev.rack:<9}{ev.move[:21]:<22}{ev.score:>+6}{ev.cumulative:>7}"
+                     f"{note}")
+        if ev.number == state.turn:
+            lines.append(f"  ->  turn {state.turn}: {state.players[state.on_turn]} to move"
+                         if not state.game_over else f"  ->  turn {state.turn}: game over")
+    lines.append(f"{state.num_events} events; the cursor is at turn {state.turn}; challenge rule {state.challenge_rule}")
+    return "\n".join(lines)

@@ -20,12 +20,22 @@ from pathlib import Path
 from typing import Any
 
 from .client import Client, MacondoError, Stream, pb
-from .render import autoplay_text, endgame_text, moves_table, peg_table, progress_line, sim_table
+from .render import (
+    autoplay_text,
+    endgame_text,
+    events_table,
+    moves_table,
+    peg_table,
+    progress_line,
+    sim_table,
+)
 
 HISTORY_FILE = os.environ.get("MACONDO_HISTORY", str(Path.home() / ".macondo_shell_history"))
 MAX_STEP = 600.0
 POLL = 0.05          # seconds between checks of a followed job (Ctrl-C, progress)
 ABANDON_WAIT = 5.0   # after a second Ctrl-C, how long to wait for the cancelled stream to wind up
+SIM_UNTIL_STOPPED = 10_000_000   # the server's iteration cap: a sim without a limit runs until stopped
+CHALLENGE_RULES = ("void", "single", "double", "five", "ten")
 
 
 class ShellError(Exception):
@@ -96,8 +106,8 @@ SIM_FLAGS = {
     "plies": Flag("plies", "int", "look-ahead plies after the candidate (2)"),
     "threads": Flag("threads", "int", "worker threads (all cores)"),
     "stop": Flag("stop", "int", "confidence-based auto-stop: 95, 98 or 99"),
-    "opprack": Flag("opp_rack", "str", "known opponent tiles"),
-    "iterations": Flag("iterations", "int", "iteration cap (1000)"),
+    "opprack": Flag("opp_rack", "str", "known opponent tiles (default: those the game reveals)"),
+    "iterations": Flag("iterations", "int", "iteration cap (none: runs until sim stop / Ctrl-C)"),
     "maxtime": Flag("max_time", "float", "seconds"),
     "seed": Flag("seed", "int", "random seed"),
     "num-plays": Flag("num_plays", "int", "candidates by static equity (15)"),
@@ -220,7 +230,9 @@ class MacondoShell(cmd.Cmd):
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.lexicon = ""
         self.game: pb.GameState | None = None
-        self.moves: list[pb.Move] = []
+        self.ranking: list[str] = []     # the latest ranking shown (gen, sim, endgame, peg): commit #N
+        self.ranking_from = ""
+        self.challenge_rule = "double"   # as Macondo's shell
         self.sim: BackgroundSim | None = None
 
     # -------------------------------------------------------------- plumbing
@@ -269,10 +281,19 @@ class MacondoShell(cmd.Cmd):
             raise ShellError("no position loaded: use load cgp <CGP>, load gcg <FILE> or new")
         return self.game
 
+    def _rank(self, source: str, notations: list[str]) -> None:
+        """The ranking just shown: `commit #N` plays its N-th move."""
+        self.ranking = notations
+        self.ranking_from = source
+
     def _set_game(self, state: pb.GameState, show: bool = True) -> None:
         old = self.game
         self.game = state
-        self.moves = []
+        if old is None or old.cgp != state.cgp or old.game_id != state.game_id:
+            self._rank("", [])
+            if self.sim is not None and self.sim.running:
+                _stop_in_background(self.sim.stream, self.sim.error)
+                self.say("(the position changed: the background simulation is stopped)")
         if old is not None and old.game_id != state.game_id:
             try:
                 self.client.delete_game(old.game_id)
@@ -336,7 +357,8 @@ class MacondoShell(cmd.Cmd):
         if words[0].lower() == "cgp":
             if len(words) < 2:
                 raise ShellError("load cgp needs a position")
-            self._set_game(self.client.create_game(lexicon=self.lexicon, cgp=words[1].strip()))
+            self._set_game(self.client.create_game(lexicon=self.lexicon, cgp=words[1].strip(),
+                                                   challenge_rule=self.challenge_rule))
             return
         rest = words[1] if words[0].lower() == "gcg" and len(words) > 1 else arg
         if words[0].lower() == "gcg" and len(words) < 2:
@@ -348,8 +370,12 @@ class MacondoShell(cmd.Cmd):
         if not path.is_file():
             raise ShellError(f"no such file: {path}")
         text = path.read_bytes().decode("utf-8", errors="replace")
-        state = self.client.create_game(lexicon=self.lexicon, gcg=text, turn=opts.get("turn"))
-        self._set_game(state)
+        state = self.client.create_game(lexicon=self.lexicon, gcg=text, turn=opts.get("turn"),
+                                        challenge_rule=self.challenge_rule)
+        self._set_game(state, show=False)
+        self._show_turn(state)
+        for warning in state.warnings:
+            self.say(f"warning: {warning}")
 
     def complete_load(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         words = line[:begidx].split()
@@ -368,7 +394,8 @@ class MacondoShell(cmd.Cmd):
         if pos:
             raise ShellError(f"new takes only flags, got {' '.join(pos)!r}")
         seed = opts.get("seed", int(time.time() * 1000) & 0x7FFFFFFF)
-        self._set_game(self.client.create_game(lexicon=opts.get("lexicon", self.lexicon), seed=seed))
+        self._set_game(self.client.create_game(lexicon=opts.get("lexicon", self.lexicon), seed=seed,
+                                               challenge_rule=self.challenge_rule))
 
     def do_show(self, arg: str) -> None:
         """show
@@ -394,13 +421,14 @@ class MacondoShell(cmd.Cmd):
         if n <= 0 or len(words) > 1:
             raise ShellError("gen takes one positive number")
         resp = self.client.generate(game.cgp, num_plays=n, lexicon=self.lexicon)
-        self.moves = list(resp.moves)
         self.say(moves_table(resp))
+        self._rank("gen", [m.notation for m in resp.moves])
 
     def do_commit(self, arg: str) -> None:
         """commit #N | commit <MOVE> [-tileorder LETTERS]
-        Play move N of the last gen list, or a move in notation (8G QI, 2L P.ND, exch ABC, pass); the
-        tile order fixes the draws (first drawn first) and the opponent holds the other unseen tiles."""
+        Play move N of the latest ranking shown (gen, sim, endgame or peg), or a move in notation (8G QI,
+        2L P.ND, exch ABC, pass), at the cursor: later events of the game are dropped. The tile order fixes
+        the draws (first drawn first) and the opponent holds the other unseen tiles."""
         game = self._need_game()
         pos, opts = parse_flags(_split(arg), COMMIT_FLAGS)
         if not pos:
@@ -411,10 +439,118 @@ class MacondoShell(cmd.Cmd):
                 k = int(text[1:])
             except ValueError:
                 raise ShellError(f"{text!r} is not a move number") from None
-            if not 1 <= k <= len(self.moves):
-                raise ShellError(f"no move #{k}: the last gen listed {len(self.moves)} moves")
-            text = self.moves[k - 1].notation
-        self._set_game(self.client.play_move(game.game_id, text, opts.get("tile_order", "")))
+            if not self.ranking:
+                raise ShellError(f"no ranking to take move #{k} from: run gen, sim, endgame or peg first")
+            if not 1 <= k <= len(self.ranking):
+                raise ShellError(f"no move #{k}: the latest ranking ({self.ranking_from}) lists "
+                                 f"{len(self.ranking)} moves")
+            text = self.ranking[k - 1]
+            self.say(f"committing #{k} of the {self.ranking_from} ranking: {text}")
+        state = self.client.play_move(game.game_id, text, opts.get("tile_order", ""))
+        self._set_game(state, show=False)
+        self._show_turn(state)
+
+    def do_add(self, arg: str) -> None:
+        """add <MOVE>
+        Play a move at the cursor (as commit): the game's later events are dropped, as in Macondo."""
+        if not arg.strip() or arg.strip().startswith("#"):
+            raise ShellError("add takes a move in notation (8G QI, exch ABC, pass); commit #N plays a ranked one")
+        self.do_commit(arg)
+
+    # -------------------------------------------------------------- game review
+
+    def _show_turn(self, state: pb.GameState) -> None:
+        self.say(state.display)
+        where = f"turn {state.turn} of {state.num_events}"
+        if state.turn:
+            ev = state.events[state.turn - 1]
+            where += f"; last event: {ev.nick} {ev.move} {ev.score:+d} ({ev.cumulative})"
+            if ev.note:
+                where += f"\nnote: {ev.note}"
+        self.say(where)
+
+    def _navigate(self, to: str, turn: int = 0) -> None:
+        game = self._need_game()
+        state = self.client.navigate(game.game_id, to, turn)
+        self._set_game(state, show=False)
+        self._show_turn(state)
+
+    def do_turn(self, arg: str) -> None:
+        """turn N
+        Go to the position after N events of the game (0: the start)."""
+        words = _split(arg)
+        if len(words) != 1 or not words[0].isdigit():
+            raise ShellError("turn takes one event number (0 is the start)")
+        self._navigate("turn", int(words[0]) if len(words[0]) <= 9 else 10**9)
+
+    def do_n(self, arg: str) -> None:
+        """n
+        Step to the next event of the game."""
+        self._navigate("next")
+
+    def do_p(self, arg: str) -> None:
+        """p
+        Step back to the previous event of the game."""
+        self._navigate("previous")
+
+    def do_first(self, arg: str) -> None:
+        """first
+        Go to the start of the game."""
+        self._navigate("first")
+
+    def do_last(self, arg: str) -> None:
+        """last
+        Go to the end of the game."""
+        self._navigate("last")
+
+    def do_rack(self, arg: str) -> None:
+        """rack LETTERS
+        Set the rack of the player on turn (from the tiles they cannot see; ? is a blank)."""
+        game = self._need_game()
+        words = _split(arg)
+        if len(words) != 1:
+            raise ShellError("rack takes one rack, e.g. rack AEINST?")
+        self._set_game(self.client.set_rack(game.game_id, words[0]))
+
+    def do_list(self, arg: str) -> None:
+        """list
+        The game's events with their scores; the cursor is marked."""
+        game = self._need_game()
+        self.game = self.client.get_game(game.game_id)
+        self.say(events_table(self.game))
+
+    def do_challenge(self, arg: str) -> None:
+        """challenge
+        Challenge the last play under the challenge rule (set challenge): a phony comes off; a valid play
+        costs the challenger the turn (double) or gives its player 5 or 10 points (five, ten)."""
+        game = self._need_game()
+        if arg.strip():
+            raise ShellError("challenge takes no arguments (the rule: set challenge single|double|void|five|ten)")
+        resp = self.client.challenge(game.game_id)
+        self._set_game(resp.game, show=False)
+        self._show_turn(resp.game)
+        self.say(resp.outcome)
+
+    def do_note(self, arg: str) -> None:
+        """note TEXT
+        Attach a note to the event before the cursor (note with no text removes it)."""
+        game = self._need_game()
+        self.game = self.client.set_note(game.game_id, arg.strip())
+        self.say("note removed" if not arg.strip() else f"note attached to event {self.game.turn}")
+
+    def do_export(self, arg: str) -> None:
+        """export FILE.gcg
+        Write the whole game (every event and note) as GCG to a file here."""
+        game = self._need_game()
+        words = _split(arg)
+        if len(words) != 1:
+            raise ShellError("export takes one file name, e.g. export game.gcg")
+        path = Path(words[0]).expanduser()
+        if path.suffix.lower() != ".gcg":
+            raise ShellError(f"export writes GCG: the file name must end in .gcg, got {words[0]!r}")
+        text = self.client.export_game(game.game_id)
+        path.write_text(text, encoding="utf-8")
+        self.say(f"wrote {len(self.game.events) if self.game else 0} events to {path}")
 
     # -------------------------------------------------------------- analysis
 
@@ -437,17 +573,25 @@ class MacondoShell(cmd.Cmd):
         if pos:
             raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -play")
         foreground = opts.pop("foreground", False)
+        limited = any(k in opts for k in ("iterations", "max_time", "stop"))
+        if not limited:
+            opts["iterations"] = SIM_UNTIL_STOPPED
+        if "opp_rack" not in opts and game.known_opp:
+            opts["opp_rack"] = game.known_opp    # what the game has shown of the opponent's rack
         stream = self.client.simulate(game.cgp, lexicon=self.lexicon, **opts)
         errors: list[str] = []
         thread = follow(stream, errors, "sim-follow")
         self.sim = BackgroundSim(stream, thread, errors)
         if foreground:
-            self._foreground(stream, sim_table, errors, thread)
+            snap = self._foreground(stream, sim_table, errors, thread)
+            self._rank("sim", [p.move.notation for p in snap.plays])
             return
         thread.join(0.3)
         if errors:
             raise ShellError(errors[0])
-        self.say("simulation started in the background: sim show, sim watch, sim stop")
+        until = "" if limited else " (no limit: it runs until sim stop)"
+        known = f"; the opponent is known to hold {game.known_opp}" if "opp_rack" in opts else ""
+        self.say(f"simulation started in the background{until}{known}: sim show, sim watch, sim stop")
 
     def _sim_verb(self, verb: str) -> None:
         sim = self.sim
@@ -469,6 +613,7 @@ class MacondoShell(cmd.Cmd):
             self.say("the simulation has no results yet")
             return
         self.say(sim_table(snap, details=verb == "details"))
+        self._rank("sim", [p.move.notation for p in snap.plays])
 
     def _watch(self, sim: BackgroundSim) -> None:
         """Follow the background simulation until it ends; Ctrl-C returns at once (the table so far is
@@ -502,7 +647,9 @@ class MacondoShell(cmd.Cmd):
         if "heuristics" in opts:
             opts["disable_heuristics"] = not opts.pop("heuristics")
         stream = self.client.solve_endgame(game.cgp, lexicon=self.lexicon, **opts)
-        self._foreground(stream, lambda s: endgame_text(s, opts.get("first_win", False), opts.get("plies", 4)))
+        snap = self._foreground(stream, lambda s: endgame_text(s, opts.get("first_win", False),
+                                                               opts.get("plies", 4)))
+        self._rank("endgame", [m.move.notation for m in snap.best_line[:1]])
 
     def do_peg(self, arg: str) -> None:
         """peg [options]
@@ -517,7 +664,9 @@ class MacondoShell(cmd.Cmd):
         rows = opts.pop("rows", 30)
         verbose = bool(opts.pop("verbose", False))
         stream = self.client.solve_pre_endgame(game.cgp, lexicon=self.lexicon, **opts)
-        self._foreground(stream, lambda s: s.eventuality if s.eventuality else peg_table(s, rows, verbose))
+        snap = self._foreground(stream, lambda s: s.eventuality if s.eventuality else peg_table(s, rows, verbose))
+        if not snap.eventuality:
+            self._rank("peg", [p.move.notation for p in snap.plays[:rows]])
 
     def do_autoplay(self, arg: str) -> None:
         """autoplay [options]
@@ -538,17 +687,27 @@ class MacondoShell(cmd.Cmd):
     # -------------------------------------------------------------- settings
 
     def do_set(self, arg: str) -> None:
-        """set | set lexicon NAME
-        Show the settings, or choose the lexicon for new positions, move generation and analysis."""
+        """set | set lexicon NAME | set challenge single|double|void|five|ten
+        Show the settings, choose the lexicon for new positions, move generation and analysis, or the
+        challenge rule (double by default; void: phonies cannot be played)."""
         words = _split(arg)
         if not words:
             info = self.client.server_info()
             self.say(f"lexicon {self.lexicon or info.default_lexicon}"
                      f"{'' if self.lexicon else ' (the server default)'}")
+            self.say(f"challenge {self.challenge_rule}")
             self.say(f"server {self.client.address}, engine {info.version}, API {info.api_version}")
             return
+        if words[0] == "challenge":
+            if len(words) != 2 or words[1].lower() not in CHALLENGE_RULES:
+                raise ShellError(f"usage: set challenge {'|'.join(CHALLENGE_RULES)}")
+            self.challenge_rule = words[1].lower()
+            if self.game is not None:
+                self.game = self.client.set_challenge_rule(self.game.game_id, self.challenge_rule)
+            self.say(f"challenge rule set to {self.challenge_rule}")
+            return
         if words[0] != "lexicon" or len(words) != 2:
-            raise ShellError("usage: set lexicon NAME")
+            raise ShellError("usage: set lexicon NAME | set challenge RULE")
         names = [lx.name for lx in self.client.server_info().lexica]
         match = next((n for n in names if n.lower() == words[1].lower()), None)
         if match is None:
@@ -559,7 +718,9 @@ class MacondoShell(cmd.Cmd):
     def complete_set(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         words = line[:begidx].split()
         if len(words) == 1:
-            return [w for w in ("lexicon",) if w.startswith(text)]
+            return [w for w in ("lexicon", "challenge") if w.startswith(text)]
+        if len(words) == 2 and words[1] == "challenge":
+            return [r for r in CHALLENGE_RULES if r.startswith(text)]
         if len(words) == 2 and words[1] == "lexicon":
             try:
                 names = [lx.name for lx in self.client.server_info().lexica]
