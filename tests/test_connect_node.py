@@ -20,13 +20,13 @@ EMPTY = "/".join(["15"] * 15)
 
 
 def build_ts_client() -> str | None:
-    """npm ci (when node_modules is missing) and npm run build (generate from proto/, then tsc); the reason
+    """npm install from the lock (when node_modules is missing) and npm run build (generate from proto/, then tsc); the reason
     when that cannot be done here."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         return "node or npm is not installed"
     try:
         if not (TS / "node_modules" / "@connectrpc" / "connect-node").is_dir():
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=TS, capture_output=True, timeout=600,
+            subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=TS, capture_output=True, timeout=600,
                            check=True)
         subprocess.run(["npm", "run", "build"], cwd=TS, capture_output=True, timeout=300, check=True)
     except subprocess.CalledProcessError as exc:

@@ -1,0 +1,126 @@
+// Drives the board in headless Chromium (Debian's, through playwright-core; no browser is downloaded) as a
+// user would, writes a screenshot of each step, and prints what the page showed as JSON for
+// tests/test_web.py to compare with the CLI. Usage: node test/drive.mjs URL OUT_DIR  (inputs from env:
+// MACONDO_PEG_CGP, MACONDO_GCG_FILE, MACONDO_GCG_TURN, CHROMIUM)
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [url, outDir] = process.argv.slice(2);
+const PEG_CGP = process.env.MACONDO_PEG_CGP;
+const GCG_FILE = process.env.MACONDO_GCG_FILE;
+const GCG_TURN = Number(process.env.MACONDO_GCG_TURN || "3");
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const profile = mkdtempSync(join(tmpdir(), "macondo-chromium-"));
+const out = { steps: [] };
+
+// a fresh profile (playwright passes it as --user-data-dir) and the flags that work here
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath,
+  headless: true,
+  viewport: { width: 1600, height: 1000 },
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+try {
+  const page = await browser.newPage();
+  const consoleErrors = [];
+  page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  const shot = async (name) => {
+    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
+    out.steps.push(name);
+  };
+  const resultsState = () => page.$eval("#results", (el) => ({ ...el.dataset }));
+  const rows = () => page.$$eval("#results tbody tr", (trs) => trs.map((tr) => ({ ...tr.dataset })));
+
+  await page.goto(url);
+  await page.waitForFunction(() => document.getElementById("server-status").textContent.startsWith("server"));
+
+  // 1. a bad CGP: the server's words
+  await page.fill("#cgp", "not a cgp");
+  await page.click("#load-cgp");
+  await page.waitForFunction(() => document.getElementById("error").textContent !== "");
+  out.badCgpError = await page.$eval("#error", (el) => ({ text: el.textContent, code: el.dataset.code }));
+
+  // 2. load a CGP and generate
+  await page.fill("#cgp", PEG_CGP);
+  await page.click("#load-cgp");
+  await page.waitForFunction(() => Number(document.getElementById("board").dataset.tiles) > 0);
+  out.errorAfterLoad = await page.$eval("#error", (el) => el.textContent);
+  out.boardTiles = Number(await page.$eval("#board", (el) => el.dataset.tiles));
+  out.rack = await page.$eval(".player.on-turn .rack", (el) => el.textContent);
+  out.unseen = await page.$eval("#unseen", (el) => el.textContent);
+  await shot("01-cgp-loaded");
+  await page.click("#gen");
+  await page.waitForSelector("#results[data-kind=moves] tbody tr");
+  out.moves = await rows();
+  await page.click("#results tbody tr:first-child");   // the move shown on the board
+  out.previewSquares = await page.$$eval(".sq.preview", (els) => els.length);
+  await shot("02-generated");
+
+  // 3. a pre-endgame with small plies, watched live to the end
+  await page.fill("#opt-peg-plies", "1");
+  await page.click("#peg");
+  const seen = new Set();
+  let liveShot = false;
+  for (;;) {
+    const st = await resultsState();
+    if (st.state === "running") {
+      seen.add(st.updates);
+      if (!liveShot && seen.size >= 3 && (await page.$$("#results .cell")).length > 0) {
+        await shot("03-peg-live");
+        liveShot = true;
+      }
+    }
+    if (st.state === "final" || st.state === "stopped") break;
+    await page.waitForTimeout(60);
+  }
+  out.pegRunningUpdates = seen.size;
+  out.peg = { ...(await resultsState()), rows: await rows() };
+  out.pegStatus = await page.$eval("#job-status", (el) => el.textContent);
+  out.pegGridCells = await page.$$eval("#results .cell:not(.pending)", (els) => els.length - 5);  // less the legend
+  await shot("04-peg-final");
+
+  // 4. a longer solve, stopped: the best result so far
+  await page.fill("#opt-peg-plies", "4");
+  await page.click("#peg");
+  await page.waitForFunction(() => {
+    const d = document.getElementById("results").dataset;
+    return d.state === "running" && Number(d.updates) >= 2;
+  });
+  const t0 = Date.now();
+  await page.click("#stop");
+  await page.waitForFunction(() => ["stopped", "final"].includes(document.getElementById("results").dataset.state),
+    null, { timeout: 15000 });
+  out.stopSeconds = (Date.now() - t0) / 1000;
+  out.stopped = { ...(await resultsState()), rows: (await rows()).length };
+  out.stoppedStatus = await page.$eval("#job-status", (el) => el.textContent);
+  await shot("05-peg-stopped");
+
+  // 5. a GCG uploaded from the browser, stepped through
+  await page.setInputFiles("#gcg-file", GCG_FILE);
+  await page.waitForSelector("#turns:not([hidden])");
+  out.gcgStart = await page.$eval("#turn-label", (el) => el.textContent);
+  const tilesAt = [Number(await page.$eval("#board", (el) => el.dataset.tiles))];
+  for (let i = 0; i < GCG_TURN; i++) {
+    const before = await page.$eval("#turn-label", (el) => el.dataset.turn);
+    await page.click("#turn-next");
+    await page.waitForFunction((b) => document.getElementById("turn-label").dataset.turn !== b, before);
+    tilesAt.push(Number(await page.$eval("#board", (el) => el.dataset.tiles)));
+  }
+  out.gcgTilesByTurn = tilesAt;
+  out.gcgTurn = await page.$eval("#turn-label", (el) => el.textContent);
+  out.gcgCgp = await page.$eval("#board", (el) => el.dataset.cgp);
+  out.gcgScores = await page.$$eval(".player .score", (els) => els.map((e) => Number(e.textContent)));
+  await shot("06-gcg-stepped");
+  await page.click("#turn-prev");
+  await page.waitForFunction((t) => document.getElementById("turn-label").dataset.turn === String(t), GCG_TURN - 1);
+  out.gcgBack = await page.$eval("#turn-label", (el) => el.textContent);
+  out.consoleErrors = consoleErrors;
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));
