@@ -35,7 +35,8 @@ def run(cmd: list[str], **kw) -> None:
 STAMP = VENV / ".macondo-install-stamp"
 # what an install depends on: build files, compiled sources, the wire contract (Python sources are editable)
 STAMP_GLOBS = ["pyproject.toml", "setup.py", "engine_cy/*.pyx", "engine_cy/*.pxd", "engine_cy/*.h",
-               "proto/**/*.proto", "build/cython-mode"]
+               "proto/**/*.proto", "build/cython-mode", "macondo_server/__init__.py",
+               "clients/python/pyproject.toml", "clients/python/setup.py", "clients/python/build_protos.py"]
 
 
 def install_stamp() -> str:
@@ -61,7 +62,8 @@ def install(force: bool = False) -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
         run([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"])
     STAMP.unlink(missing_ok=True)
-    run([PY, "-m", "pip", "install", "-q", "-e", ".[dev]"])
+    # two distributions, both editable: the client (stubs generated from proto/) and the engine (Cython)
+    run([PY, "-m", "pip", "install", "-q", "-e", "clients/python", "-e", ".[dev]"])
     STAMP.write_text(install_stamp())
 
 
@@ -72,6 +74,7 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     try:
         install(force=cmd == "install")
+        run([PY, ROOT / "macondo_server" / "web" / "build.py"])   # web board + TS client (skipped when unchanged)
         if cmd == "start":
             args = [str(PY), *(["-m", "macondo_server", *rest] if rest else MAIN_JOB)]
             print("+", " ".join(args), flush=True)

@@ -1,73 +1,102 @@
-"""Build script: cythonize engine_cy/*.pyx and generate protobuf/gRPC code from proto/.
+"""Build script of macondo-py: cythonize and compile engine_cy/*.pyx (the metadata is in pyproject.toml).
 
-Set MACONDO_CYTHON_DEBUG=1 for a debug build (bounds checks, wraparound and
-initialized checks back on, -O0 -g).
+The protobuf/gRPC stubs belong to the macondo-client distribution (clients/python), which this one depends
+on; `generate_protos()` below regenerates them in a checkout after proto/ changes (needs grpcio-tools, which
+`pip install -e .[dev]` brings).
+
+Build settings (environment):
+  MACONDO_CYTHON_DEBUG=1   debug build: bounds, wraparound and initialisation checks on, no optimisation
+  MACONDO_MARCH=LEVEL      GCC/Clang -march on x86-64 (default x86-64-v2, i.e. POPCNT/SSE4.2 CPUs of 2009
+                           on; "" for none, "native" for this machine only)
+Compiler flags are chosen per compiler (MSVC or GCC/Clang) once the compiler is known, not per OS.
 """
+
 import glob
 import os
+import platform
 import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
-from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEBUG = os.environ.get("MACONDO_CYTHON_DEBUG", "") not in ("", "0")
 
 
 def generate_protos() -> None:
-    """Run grpc_tools.protoc over proto/ into macondo_server/pb/ (never hand-edited)."""
-    import grpc_tools
-    from grpc_tools import protoc
+    """Regenerate the macondo.v1 stubs (clients/python/macondo_client/pb) from proto/ in a checkout."""
+    build_protos = os.path.join(HERE, "clients", "python", "build_protos.py")
+    if not os.path.isfile(build_protos):
+        return  # an unpacked sdist: the stubs come with the macondo-client dependency
+    import importlib.util
 
-    proto_root = os.path.join(HERE, "proto")
-    out_dir = os.path.join(HERE, "macondo_server", "pb")
-    os.makedirs(out_dir, exist_ok=True)
-    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
-    files = sorted(glob.glob(os.path.join(proto_root, "macondo", "v1", "*.proto")))
-    for f in files:
-        args = [
-            "protoc",
-            f"-I{proto_root}",
-            f"-I{include}",
-            f"--python_out={out_dir}",
-            f"--pyi_out={out_dir}",
-            f"--grpc_python_out={out_dir}",
-            f,
-        ]
-        if protoc.main(args) != 0:
-            raise SystemExit(f"protoc failed on {f}")
-    # protoc writes macondo/v1/x_pb2.py under out_dir; make the imports package-relative.
-    gen_dir = os.path.join(out_dir, "macondo", "v1")
-    for name in os.listdir(gen_dir):
-        path = os.path.join(gen_dir, name)
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        text = text.replace("from macondo.v1 import", "from macondo_server.pb.macondo.v1 import")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    for pkg in (os.path.join(out_dir, "macondo"), gen_dir):
-        init = os.path.join(pkg, "__init__.py")
-        if not os.path.exists(init):
-            open(init, "w").close()
+    spec = importlib.util.spec_from_file_location("macondo_client_build_protos", build_protos)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.generate()
 
 
-class BuildPy(build_py):
-    def run(self) -> None:
-        generate_protos()
-        super().run()
+class BuildPy:
+    """Marker only: the contributors' one-line proto regeneration command runs this file up to here."""
+
+
+def compile_args(compiler_type: str) -> list[str]:
+    """Flags for one compiler: MSVC spells them its own way; GCC and Clang share theirs."""
+    if compiler_type == "msvc":
+        return ["/Od", "/Zi"] if DEBUG else ["/O2"]
+    if DEBUG:
+        return ["-O0", "-g"]
+    flags = ["-O3", "-fno-strict-aliasing"]
+    march = os.environ.get("MACONDO_MARCH", "x86-64-v2")
+    if march and platform.machine().lower() in ("x86_64", "amd64") and sys.platform != "darwin":
+        flags.append(f"-march={march}")
+    return flags
 
 
 class BuildExt(build_ext):
+    """Cythonizes only when extensions are really built (an sdist needs no Cython run), then sets the
+    compile flags once the compiler is known (MSVC on Windows, GCC/Clang elsewhere or MinGW)."""
+
     def run(self) -> None:
-        generate_protos()
+        # cythonize makes new Extension objects; keep setuptools' own (finalize_options annotated them)
+        generated = {ext.name: ext for ext in cythonized(self.extensions)}
+        for ext in self.extensions:
+            ext.sources = generated[ext.name].sources
+            ext.include_dirs = generated[ext.name].include_dirs
         super().run()
 
+    def build_extensions(self) -> None:
+        flags = compile_args(self.compiler.compiler_type)
+        for ext in self.extensions:
+            ext.extra_compile_args = list(flags)
+        super().build_extensions()
 
-def extensions():
+
+def extensions() -> list[Extension]:
+    """One extension per engine_cy/*.pyx (the sdist carries these sources, never Cython's C output)."""
+    exts = []
+    for pyx in sorted(glob.glob(os.path.join("engine_cy", "*.pyx"))):
+        name = "engine_cy." + os.path.splitext(os.path.basename(pyx))[0]
+        exts.append(
+            Extension(
+                name,
+                [pyx],
+                include_dirs=["engine_cy"],
+                depends=sorted(glob.glob(os.path.join("engine_cy", "*.h"))),
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            )
+        )
+    return exts
+
+
+def cythonized(exts: list[Extension]) -> list[Extension]:
     import numpy
     from Cython.Build import cythonize
 
+    for ext in exts:
+        if numpy.get_include() not in ext.include_dirs:
+            ext.include_dirs.insert(0, numpy.get_include())
     directives = {
         "language_level": "3",
         "boundscheck": DEBUG,
@@ -76,21 +105,6 @@ def extensions():
         "cdivision": not DEBUG,
         "embedsignature": True,
     }
-    cflags = ["-O0", "-g"] if DEBUG else ["-O3", "-march=x86-64-v2", "-fno-strict-aliasing"]
-    if sys.platform == "darwin" or os.uname().machine not in ("x86_64", "AMD64"):
-        cflags = [f for f in cflags if not f.startswith("-march")]
-    exts = []
-    for pyx in sorted(glob.glob(os.path.join("engine_cy", "*.pyx"))):
-        name = "engine_cy." + os.path.splitext(os.path.basename(pyx))[0]
-        exts.append(
-            Extension(
-                name,
-                [pyx],
-                include_dirs=[numpy.get_include(), "engine_cy"],
-                extra_compile_args=cflags,
-                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            )
-        )
     # The generated C depends on the directives: regenerate when switching between debug and release.
     marker = os.path.join(HERE, "build", "cython-mode")
     mode = "debug" if DEBUG else "release"
@@ -99,8 +113,21 @@ def extensions():
     os.makedirs(os.path.dirname(marker), exist_ok=True)
     with open(marker, "w") as fh:
         fh.write(mode)
-    return cythonize(exts, compiler_directives=directives, nthreads=2, annotate=False, force=force)
+    return cythonize(exts, compiler_directives=directives, nthreads=0 if os.name == "nt" else 2,
+                     annotate=False, force=force)
 
 
-generate_protos()  # package discovery needs the generated pb packages to exist
-setup(ext_modules=extensions(), cmdclass={"build_py": BuildPy, "build_ext": BuildExt})
+def _check_client_pin() -> None:
+    """The engine needs the stubs of its own release: pyproject's macondo-client pin must be our version."""
+    import re
+
+    version = re.search(r'^__version__\s*=\s*"([^"]+)"', open(os.path.join(HERE, "macondo_server", "__init__.py"),
+                                                             encoding="utf-8").read(), re.M)
+    pin = re.search(r'"macondo-client==([^"]+)"', open(os.path.join(HERE, "pyproject.toml"), encoding="utf-8").read())
+    if not version or not pin or pin.group(1) != version.group(1):
+        raise SystemExit(f"pyproject.toml must depend on \"macondo-client=={version.group(1) if version else '?'}\" "
+                         "(the client distribution of the same version)")
+
+
+_check_client_pin()
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

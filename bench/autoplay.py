@@ -11,12 +11,14 @@ from macondo_server.autoplay import BotSpec, run_autoplay
 from macondo_server.config import Settings
 from macondo_server.lexicon import LexiconRegistry
 
+from _shared import shared_lexica
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lexicon", default="NWL20")
     ap.add_argument("--games", type=int, default=400)
-    ap.add_argument("--data-dir")
+    ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon)
     for threads in (1, 2):

@@ -20,6 +20,8 @@ from macondo_server.formats import new_board, parse_cgp, write_cgp
 from macondo_server.gamestate import game_from_position, position_from_game
 from macondo_server.lexicon import LexiconRegistry
 
+from _shared import shared_lexica
+
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "cases" / "cases.jsonl"
 CASE_PLIES = {"eg-canik-nwl20": (4, True), "eg-passfirst-csw21": (10, False), "eg-eldar-stuck-v-csw21": (3, True)}
 
@@ -43,7 +45,7 @@ def main() -> None:
     ap.add_argument("--positions", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--tt-mb", type=int, default=512)
-    ap.add_argument("--data-dir")
+    ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     reg = LexiconRegistry(Settings.load(args.data_dir))
     suite = []

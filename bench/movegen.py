@@ -16,6 +16,8 @@ from macondo_server.config import Settings
 from macondo_server.formats import parse_cgp
 from macondo_server.lexicon import LexiconRegistry
 
+from _shared import shared_lexica
+
 EMPTY = "/".join(["15"] * 15)
 POSITIONS = [
     ("empty-AEINQST", f"{EMPTY} AEINQST/ 0/0 0 lex NWL20;"),
@@ -41,7 +43,7 @@ def median_us(fn, reps: int, batch: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir")
+    ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--batch", type=int, default=200)
     args = ap.parse_args()

@@ -17,6 +17,8 @@ from macondo_server.engine import Engine
 from macondo_server.formats import parse_cgp
 from macondo_server.peg import PegJob, PegOptions
 
+from _shared import shared_lexica
+
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "cases" / "cases.jsonl"
 
 RUNS = [
@@ -32,7 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--full", action="store_true", help="include the 4-in-the-bag runs (minutes)")
-    ap.add_argument("--data-dir")
+    ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     cases = {json.loads(line)["id"]: json.loads(line) for line in CASES.read_text().splitlines()}
     engine = Engine(Settings.load(args.data_dir))

@@ -17,6 +17,8 @@ from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
 from macondo_server.server import create_server
 
+from _shared import shared_lexica
+
 CGP = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/5I1N3N3/"
        "3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 AABDELT/ 0/0 0")
 
@@ -25,7 +27,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=400, help="requests per client")
     args = ap.parse_args()
-    running = create_server(Settings.load(), "127.0.0.1", 0, max_jobs=2)
+    running = create_server(Settings.load(shared_lexica()), "127.0.0.1", 0, max_jobs=2)
     req = pb.GenerateMovesRequest(position=pb.Position(cgp=CGP), num_plays=15)
     try:
         for clients in (1, 8):

@@ -13,6 +13,8 @@ from macondo_server.engine import Engine
 from macondo_server.formats import parse_cgp
 from macondo_server.sim import SimJob, SimOptions
 
+from _shared import shared_lexica
+
 # a midgame position (reference movegen case 'vsmatt', NWL20)
 MIDGAME = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/"
            "5I1N3N3/3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 AABDELT/ 302/300 0 lex NWL20;")
@@ -22,7 +24,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iterations", type=int, default=2000)
     ap.add_argument("--plies", type=int, default=2)
-    ap.add_argument("--data-dir")
+    ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     engine = Engine(Settings.load(args.data_dir))
     pos = parse_cgp(MIDGAME)

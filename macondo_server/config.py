@@ -11,17 +11,13 @@ from pathlib import Path
 
 ENV_DATA_DIR = "MACONDO_DATA_DIR"
 PACKAGE_DATA = Path(__file__).resolve().parent / "data"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_LEXICA = PROJECT_ROOT.parent / "shared" / "lexica"
 DEFAULT_LEXICON = "SCOWL70"
 
 
 def default_data_dirs() -> list[Path]:
-    """The package's own lexica, then ../shared/lexica beside the project when it exists."""
-    dirs = [PACKAGE_DATA / "lexica"]
-    if SHARED_LEXICA.is_dir():
-        dirs.append(SHARED_LEXICA)
-    return dirs
+    """The package's own lexica only: other word lists come from --data-dir or MACONDO_DATA_DIR (an
+    installed package knows no development paths)."""
+    return [PACKAGE_DATA / "lexica"]
 
 
 def cache_dir() -> Path:

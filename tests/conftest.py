@@ -15,6 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("MACONDO_SHARED_DIR", ROOT.parent / "shared"))
 LEXICA = Path(os.environ.get("MACONDO_DATA_DIR", SHARED / "lexica"))
 CASES_DIR = SHARED / "cases"
+if LEXICA.is_dir():
+    # The package's default data directory holds only its bundled lexicon: the shared lexica reach every
+    # Settings.load() and every `python -m macondo_server` subprocess of the tests through the environment.
+    os.environ.setdefault("MACONDO_DATA_DIR", str(LEXICA))
 
 
 def have_lexicon(name: str) -> bool:

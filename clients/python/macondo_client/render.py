@@ -3,7 +3,7 @@ CLI prints them, so a shell or a script shows what a Macondo user expects."""
 
 from __future__ import annotations
 
-from macondo_server.pb.macondo.v1 import engine_pb2 as pb
+from .pb.macondo.v1 import engine_pb2 as pb
 
 _MARK = {"win": "👍", "draw": "🤝", "loss": "👎", "unresolved": "?"}
 

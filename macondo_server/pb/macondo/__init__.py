@@ -1,0 +1,1 @@
+"""Compatibility package: see macondo_server/pb/__init__.py."""
