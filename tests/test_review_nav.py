@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from pathlib import Path
 
 import pytest
 from macondo_client import Client, InvalidArgument, NotFound
-from macondo_client.shell import run_shell
+from macondo_client.shell import MacondoShell, run_shell
 
 from macondo_server.engine import Engine
 from macondo_server.formats import (
@@ -393,3 +394,26 @@ def test_scripted_review_session(client, tmp_path):
     engine = Engine(shared_settings())
     replay = replay_gcg(record, engine.lexicon("NWL20"))
     assert list(replay.game.scores) == [38, 12 + last.score]
+
+
+def test_shell_sim_without_a_limit_runs_until_stopped(client):
+    out = io.StringIO()
+    shell = MacondoShell(client, stdin=io.StringIO(), stdout=out, interactive=False)
+    shell.onecmd(f"load {NOTES} -turn 6")
+    shell.onecmd("sim -plies 1 -threads 1 -num-plays 3 -seed 2")
+    assert "runs until sim stop" in out.getvalue()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        snap = shell.sim.stream.latest
+        if snap is not None and snap.iterations > 1000:     # past the old default cap of 1,000
+            break
+        time.sleep(0.2)
+    assert shell.sim.running and snap.iterations > 1000 and not snap.final
+    shell.onecmd("sim stop")
+    assert not shell.sim.running
+    final = shell.sim.stream.latest
+    assert final.final and final.stopped and final.iterations >= snap.iterations
+    assert shell.ranking == [p.move.notation for p in final.plays] and shell.ranking_from == "sim"
+    shell.onecmd("commit #3")
+    assert shell.game.turn == 7 and shell.game.events[6].move == final.plays[2].move.notation
+    shell.onecmd("quit")
