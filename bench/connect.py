@@ -1,5 +1,6 @@
 """The Connect (HTTP) port against the gRPC port of the same server: GenerateMoves requests per second and
-latency from 1 and 4 concurrent clients, and a sim stream's latency (to the first snapshot, between
+latency from 1 and 4 concurrent clients (a mid-game position, and the opening where generation is cheap and
+the transport shows), and a sim stream's latency (to the first snapshot, between
 snapshots, and from StopJob to the final result).
 
 Run: .venv/bin/python bench/connect.py [--requests 300] [--json]   (starts its own server on free ports)
@@ -25,6 +26,7 @@ from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
 from macondo_server.server import create_server
 
+OPENING = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINQST/ 0/0 0"
 CGP = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/5I1N3N3/"
        "3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 AABDELT/ 0/0 0")
 SERVICE = pb.DESCRIPTOR.services_by_name["Engine"]
@@ -49,8 +51,8 @@ class Caller:
             self.stop = lambda j: client.execute_unary(request=pb.StopJobRequest(job_id=j), method=stop)
 
 
-def unary(transport: str, grpc_port: int, http_port: int, clients: int, requests: int) -> dict:
-    req = pb.GenerateMovesRequest(position=pb.Position(cgp=CGP), num_plays=15)
+def unary(transport: str, grpc_port: int, http_port: int, clients: int, requests: int, cgp: str) -> dict:
+    req = pb.GenerateMovesRequest(position=pb.Position(cgp=cgp), num_plays=15)
     latencies: list[float] = []
     lock = threading.Lock()
 
@@ -73,7 +75,8 @@ def unary(transport: str, grpc_port: int, http_port: int, clients: int, requests
         t.join()
     wall = time.perf_counter() - t0
     latencies.sort()
-    return {"transport": transport, "clients": clients, "requests": len(latencies),
+    return {"position": "opening" if cgp == OPENING else "mid-game", "transport": transport, "clients": clients,
+            "requests": len(latencies),
             "rps": round(len(latencies) / wall, 1), "median_ms": round(1000 * statistics.median(latencies), 2),
             "p95_ms": round(1000 * latencies[int(0.95 * (len(latencies) - 1))], 2)}
 
@@ -117,22 +120,23 @@ def main() -> None:
     ports = (running.port, running.http.port)
     out: dict = {"unary": [], "stream": []}
     try:
-        for clients in (1, 4):
-            for transport in ("grpc", "connect"):
-                out["unary"].append(unary(transport, *ports, clients, args.requests))
+        for cgp in (CGP, OPENING):
+            for clients in (1, 4):
+                for transport in ("grpc", "connect"):
+                    out["unary"].append(unary(transport, *ports, clients, args.requests, cgp))
         for transport in ("grpc", "connect"):
             out["stream"].append(stream(transport, *ports, args.stream_seconds))
     finally:
         running.stop(1)
-    by = {(r["transport"], r["clients"]): r for r in out["unary"]}
-    out["connect_overhead"] = {f"clients={c}": round(by[("grpc", c)]["rps"] / by[("connect", c)]["rps"], 2)
-                               for c in (1, 4)}
+    by = {(r["position"], r["transport"], r["clients"]): r for r in out["unary"]}
+    out["connect_overhead"] = {f"{p} clients={c}": round(by[(p, "grpc", c)]["rps"] / by[(p, "connect", c)]["rps"], 2)
+                               for p in ("mid-game", "opening") for c in (1, 4)}
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print("GenerateMoves (15 plays, a mid-game position)")
+    print("GenerateMoves (15 plays)")
     for r in out["unary"]:
-        print(f"  {r['transport']:8} clients={r['clients']} requests={r['requests']} rps={r['rps']:.0f} "
+        print(f"  {r['position']:8} {r['transport']:8} clients={r['clients']} requests={r['requests']} rps={r['rps']:.0f} "
               f"median_ms={r['median_ms']:.2f} p95_ms={r['p95_ms']:.2f}")
     print("  gRPC rps / Connect rps: " + ", ".join(f"{k} {v}x" for k, v in out["connect_overhead"].items()))
     print(f"Simulate stream (stopped after {args.stream_seconds:g} s)")

@@ -462,9 +462,11 @@ class HttpServer:
         self.pool = pool
         self._sock = _bind(options.host, options.port)
         self.port = self._sock.getsockname()[1]
+        # httptools parses HTTP/1.1 when installed (a dependency); connections beyond limit_concurrency get 503
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
                                 timeout_graceful_shutdown=int(max(1, grace)), server_header=False,
-                                ws="none", loop="asyncio")
+                                ws="none", loop="asyncio", http="auto",
+                                limit_concurrency=max(64, 2 * pool._max_workers))
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="http-server", daemon=True)
 

@@ -249,3 +249,57 @@ def test_token():
 def test_port_in_use(server):
     with pytest.raises(ServerStartError, match="in use"):
         create_server(Settings.load(), "127.0.0.1", 0, http=HttpOptions(port=http_port(server)))
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_command_runs_both_ports_and_stops_on_sigterm():
+    import signal
+    import subprocess
+    import sys
+
+    grpc_port, http_port = _free_port(), _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "macondo_server", "serve", "--port", str(grpc_port),
+                             "--http-port", str(http_port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 60
+        status = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                status = raw(f"http://127.0.0.1:{http_port}", "/healthz", method="GET")[0]
+            except OSError:
+                status = 0
+            if status == 200:
+                break
+            time.sleep(0.2)
+        assert status == 200
+        info = call(f"http://127.0.0.1:{http_port}", "GetServerInfo", pb.GetServerInfoRequest())
+        assert info.api_version == "macondo.v1"
+        stream = call(f"http://127.0.0.1:{http_port}", "Autoplay", pb.AutoplayRequest(games=100000, threads=1),
+                      timeout_ms=60_000)
+        assert not next(stream).final
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert list(stream)[-1].final          # the running stream still gets its final result
+        assert proc.wait(10) == 0 and time.monotonic() - t0 < 6
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out = proc.stdout.read() if proc.stdout else ""
+    assert f"http host=127.0.0.1 port={http_port}" in out
+
+
+def test_serve_command_refuses_an_open_port_without_token(capsys):
+    from macondo_server.cli import main
+
+    assert main(["serve", "--port", "0", "--http-host", "0.0.0.0", "--http-port", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "not a loopback address" in err and "--http-token" in err

@@ -92,6 +92,7 @@ async function replaceGame(next: GameState): Promise<void> {
   state.game = next;
   state.cursor = undefined;
   state.preview = undefined;
+  $<HTMLInputElement>("move-input").value = "";
   if (old && old.gameId !== next.gameId) {
     client.deleteGame({ gameId: old.gameId }).catch(() => undefined);   // sessions are bounded per client
   }
