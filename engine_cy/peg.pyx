@@ -109,6 +109,22 @@ cdef int _seq_index(const ml_t* seqs, int nq, int k, const ml_t* seq) noexcept n
     return -1
 
 
+cdef void _group_reps(const ml_t* seqs, int nq, int k, KeyIdx* keys, int* reps) noexcept nogil:
+    """reps[t * nq + qi]: the first sub-draw equivalent to sub-draw qi after a play of t tiles (they leave
+    the same position, so they share one solve)."""
+    cdef int t, qi, i, r
+    for t in range(k + 1):
+        for qi in range(nq):
+            keys[qi].key = _group_key(&seqs[qi * MAX_SEQ], k, t)
+            keys[qi].idx = qi
+        qsort(keys, nq, sizeof(KeyIdx), _key_cmp)
+        r = keys[0].idx
+        for i in range(nq):
+            if i > 0 and keys[i].key != keys[i - 1].key:
+                r = keys[i].idx
+            reps[t * nq + keys[i].idx] = r
+
+
 cdef enum:
     NEST_CACHE = 4096          # nested verdict arrays kept per worker (direct-mapped)
     NEST_MAX_DRAWS = 20000     # larger nested solves are not cached
@@ -160,6 +176,12 @@ cdef class PegWorker:
     cdef bint nest_ok
     cdef public long long nested_hits
     cdef public bint use_nested_cache
+    # quick passes: at most this many moves per decision (opponent replies, our nested candidates); 0 = all
+    cdef public int max_replies
+    # the opponent model when the opponent moves with tiles in the bag: False = pessimistic (every reply),
+    # True = solver (they solve their own pre-endgame from what they can see; ties go against us)
+    cdef public bint opp_solver
+    cdef public long long opp_solves
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -187,6 +209,9 @@ cdef class PegWorker:
             raise MemoryError()
         self.nested_hits = 0
         self.use_nested_cache = True
+        self.max_replies = 0
+        self.opp_solver = False
+        self.opp_solves = 0
         self.trace_seqs = NULL
         self.trace_weights = NULL
         self.trace_verdict = NULL
@@ -266,11 +291,17 @@ cdef class PegWorker:
         return res
 
     cdef int opp_replies(self, int dn) noexcept nogil:
-        """Every reply of the opponent (placements and pass); the worst outcome for us."""
+        """Every reply of the opponent (placements and pass); the worst outcome for us. In solver mode (and
+        within the nesting limit) the opponent instead chooses by their own nested solve."""
         cdef int p = self.g.on_turn, n, i, o, worst = O_WIN
         cdef ArenaMove* buf
         cdef Move m
         cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
+        if self.opp_solver and self.max_replies == 0 and self.g.bag_n > 0 and \
+                (self.max_nested < 0 or dn + 1 <= self.max_nested):
+            o = self.solver_replies(dn)
+            if o >= 0:
+                return o
         self.mg.gen_c(self.g.racks[p], self.g.bag_n, -1, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
         buf = <ArenaMove*> malloc(n * sizeof(ArenaMove))
@@ -284,6 +315,8 @@ cdef class PegWorker:
             else:
                 buf[i].est = buf[i].score
         qsort(buf, n, sizeof(ArenaMove), arena_cmp_desc)
+        if self.max_replies > 0 and n > self.max_replies:
+            n = self.max_replies
         for i in range(n):
             unpack_move(buf[i].move, self.g.board, &m)
             m.score = buf[i].score
@@ -298,6 +331,126 @@ cdef class PegWorker:
                 break
         free(buf)
         return worst
+
+    cdef int solver_replies(self, int dn) noexcept nogil:
+        """Both sides solve: the opponent, to move with tiles still in the bag, solves their own pre-endgame
+        from what they can see (our rack and the bag are hidden from them: every ordering of those tiles),
+        keeps the plays with the fewest expected losses (a draw counts half; pessimistic for them below, within
+        the nesting limit) and, among those tied plays, takes the one worst for us. Returns our outcome for
+        the actual bag, or -1 when they have no candidate to choose from (the caller then checks every
+        reply)."""
+        cdef int o = self.g.on_turn, us = self.me, k = self.g.bag_n, size = self.g.ld.size
+        cdef int nq, i, j, t, qi, r, n_c = 0, c, res = -1, worst, n_tied = 0
+        cdef uint8_t unseen[MAX_ALPHABET]
+        cdef uint8_t save_us[MAX_ALPHABET]
+        cdef uint8_t us_counts[MAX_ALPHABET]
+        cdef ml_t actual[MAX_SEQ]
+        cdef ml_t cur_seq[MAX_SEQ]
+        cdef ml_t* seqs
+        cdef int64_t* weights
+        cdef int* reps
+        cdef KeyIdx* keys
+        cdef uint8_t* cur
+        cdef int* tied
+        cdef ArenaMove* cands
+        cdef int64_t best = 0, T
+        cdef bint have_best = False, complete
+        cdef Move m
+        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
+        self.opp_solves += 1
+        self.g.bag_sequence(actual)
+        memcpy(save_us, self.g.racks[us], MAX_ALPHABET)
+        memcpy(unseen, self.g.racks[us], MAX_ALPHABET)
+        for i in range(k):
+            unseen[actual[i]] += 1
+        nq = _count_seqs(unseen, size, k)
+        self.mg.gen_c(self.g.racks[o], k, -1, RECORD_SMALL, 0, False)
+        seqs = <ml_t*> malloc(nq * MAX_SEQ)
+        weights = <int64_t*> malloc(nq * sizeof(int64_t))
+        reps = <int*> malloc((k + 1) * nq * sizeof(int))
+        keys = <KeyIdx*> malloc(nq * sizeof(KeyIdx))
+        cur = <uint8_t*> malloc(nq)
+        cands = <ArenaMove*> malloc((self.mg.n_moves + 1) * sizeof(ArenaMove))
+        tied = <int*> malloc((self.mg.n_moves + 1) * sizeof(int))
+        if seqs == NULL or weights == NULL or reps == NULL or keys == NULL or cur == NULL or cands == NULL \
+                or tied == NULL:
+            res = O_UNRES
+        else:
+            for i in range(self.mg.n_moves):
+                if packed_kind(self.mg.small_buf[i]) == MOVE_PASS and self.skip_deep_pass and not after_pass:
+                    continue
+                cands[n_c].move = self.mg.small_buf[i]
+                cands[n_c].score = self.mg.small_score[i]
+                cands[n_c].est = self.mg.small_equity[i]
+                n_c += 1
+            qsort(cands, n_c, sizeof(ArenaMove), arena_cmp_desc)
+            memset(cur_seq, 0, MAX_SEQ)
+            _fill_seqs(unseen, size, k, 0, cur_seq, seqs, weights, 0, 1)
+            _group_reps(seqs, nq, k, keys, reps)
+            self.me = o     # their point of view
+            for c in range(n_c):
+                unpack_move(cands[c].move, self.g.board, &m)
+                m.score = cands[c].score
+                t = m.n_tiles if m.kind == MOVE_PLACE else 0
+                if t > k:
+                    t = k
+                T = 0
+                complete = True
+                for qi in range(nq):
+                    r = reps[t * nq + qi]
+                    if r != qi:
+                        cur[qi] = cur[r]
+                    else:
+                        memcpy(us_counts, unseen, MAX_ALPHABET)
+                        for j in range(k):
+                            us_counts[seqs[qi * MAX_SEQ + j]] -= 1
+                        self.g.set_hidden(us, us_counts, &seqs[qi * MAX_SEQ], k)
+                        cur[qi] = <uint8_t> self.solve_move(&m, dn + 1)
+                    if cur[qi] == O_LOSS:
+                        T += 2 * weights[qi]
+                    elif cur[qi] == O_DRAW:
+                        T += weights[qi]
+                    if self.own_stop or (have_best and T > best):
+                        complete = False
+                        break
+                if self.own_stop:
+                    break
+                if not complete:
+                    continue
+                if not have_best or T < best:
+                    best = T
+                    have_best = True
+                    n_tied = 0
+                tied[n_tied] = c
+                n_tied += 1
+            self.me = us
+            self.g.set_hidden(us, save_us, actual, k)
+            if self.own_stop:
+                res = O_UNRES
+            elif have_best:
+                worst = O_WIN
+                for i in range(n_tied):
+                    unpack_move(cands[tied[i]].move, self.g.board, &m)
+                    m.score = cands[tied[i]].score
+                    r = self.solve_move(&m, dn)
+                    if r > worst:
+                        worst = r
+                    if worst == O_LOSS:
+                        break
+                    if self.own_stop:
+                        if worst < O_UNRES:
+                            worst = O_UNRES
+                        break
+                res = worst
+        self.me = us
+        free(seqs)
+        free(weights)
+        free(reps)
+        free(keys)
+        free(cur)
+        free(cands)
+        free(tied)
+        return res
 
     cdef int nested(self, int d) noexcept nogil:
         """Our turn with tiles still in the bag: choose as if we could not see the bag (every sub-draw of the
@@ -327,7 +480,8 @@ cdef class PegWorker:
         if self.use_nested_cache and not self.tracing and nq <= NEST_MAX_DRAWS:
             key = _mix(self.g.hash ^ self.g.rack_hash(o)
                        ^ _mix(<uint64_t> (self.g.score[1 - o] - self.g.score[o] + 100000))
-                       ^ (<uint64_t> d << 56) ^ (<uint64_t> self.plies << 48))
+                       ^ (<uint64_t> d << 56) ^ (<uint64_t> self.plies << 48)
+                       ^ (<uint64_t> self.opp_solver << 47) ^ (<uint64_t> self.max_replies << 40))
             if key == 0:
                 key = 1
             e = &self.ncache[key & (NEST_CACHE - 1)]
@@ -384,17 +538,7 @@ cdef class PegWorker:
         memset(cur_seq, 0, MAX_SEQ)
         _fill_seqs(unseen, size, k, 0, cur_seq, seqs, weights, 0, 1)
         actual_idx = _seq_index(seqs, nq, k, actual)
-        # draws equivalent for a play of t tiles share one solve
-        for t in range(k + 1):
-            for qi in range(nq):
-                keys[qi].key = _group_key(&seqs[qi * MAX_SEQ], k, t)
-                keys[qi].idx = qi
-            qsort(keys, nq, sizeof(KeyIdx), _key_cmp)
-            r = keys[0].idx
-            for i in range(nq):
-                if i > 0 and keys[i].key != keys[i - 1].key:
-                    r = keys[i].idx
-                reps[t * nq + keys[i].idx] = r
+        _group_reps(seqs, nq, k, keys, reps)
         # our candidates by static equity (a pass only after a pass when skip_deep_pass)
         self.mg.gen_c(self.g.racks[p], k, -1, RECORD_SMALL, 0, False)
         cands = <ArenaMove*> malloc(self.mg.n_moves * sizeof(ArenaMove))
@@ -409,6 +553,8 @@ cdef class PegWorker:
             cands[n_c].est = self.mg.small_equity[i]
             n_c += 1
         qsort(cands, n_c, sizeof(ArenaMove), arena_cmp_desc)
+        if self.max_replies > 0 and n_c > self.max_replies:
+            n_c = self.max_replies
         for c in range(n_c):
             unpack_move(cands[c].move, self.g.board, &m)
             m.score = cands[c].score

@@ -26,6 +26,14 @@ TIEBREAK_POOL = 20
 
 EVENTUALITY_TT_MB = 64   # the table of the endgames an eventuality explanation solves
 
+# The quick pass: every candidate on every draw at low fidelity, before the full solve, so that a complete
+# ranking exists from the first seconds on. Its endgames are searched QUICK_PLIES deep and each decision
+# (opponent replies, our nested candidates) looks at its QUICK_REPLIES best moves only, so a quick "win" is a
+# win against those replies: a preview, never a bound on the full solve.
+QUICK_PLIES = 1
+QUICK_REPLIES = 8
+OPPONENT_MODELS = ("pessimistic", "solver")
+
 
 @dataclass
 class PegOptions:
@@ -42,6 +50,8 @@ class PegOptions:
     tt_megabytes: int = 256
     lexicon: str | None = None
     endgame_heuristics: bool = False   # greedy playout at endgame horizons (Macondo's choice; ~5x slower)
+    opponent_model: str = "pessimistic"  # or "solver": the opponent solves their own pre-endgame (see PegWorker)
+    quick_pass: bool = True              # a complete low-fidelity pass first (anytime ranking)
 
     def validate(self) -> None:
         if not 1 <= self.endgame_plies <= 30:
@@ -54,6 +64,9 @@ class PegOptions:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
         if self.max_time < 0:
             raise ValueError(f"max time must not be negative, got {self.max_time}")
+        if self.opponent_model not in OPPONENT_MODELS:
+            raise ValueError(f"opponent model must be one of {', '.join(OPPONENT_MODELS)}, "
+                             f"got {excerpt(self.opponent_model)}")
         if not 1 <= self.tt_megabytes <= 65536:
             raise ValueError(f"transposition table size must be 1 to 65536 MB, got {self.tt_megabytes}")
 
@@ -100,6 +113,7 @@ class DrawGroup:
     weight: int
     outcome: int | None = None
     spread: int | None = None
+    quick: int | None = None  # the quick pass's verdict (a preview at low fidelity)
 
 
 @dataclass
@@ -121,6 +135,8 @@ class PegPlay:
     spread_weight: int = 0
     pending: int = -1         # weight of the draws not solved yet (set from the groups on construction)
     groups_done: int = 0      # draw groups with a verdict (win, draw, loss or unresolved)
+    quick_points: float = 0.0 # wins + draws / 2 at the quick pass, over the groups it has judged
+    quick_done: int = 0       # draw groups the quick pass has judged
 
     def __post_init__(self) -> None:
         if self.pending < 0:
@@ -150,6 +166,40 @@ class PegPlay:
     @property
     def groups_total(self) -> int:
         return len(self.groups)
+
+    @property
+    def quick_complete(self) -> bool:
+        return self.quick_done == len(self.groups)
+
+    @property
+    def complete_at(self) -> str:
+        """The deepest level this play's tally is complete at: "full" (every draw has a full-depth verdict),
+        "quick" (the quick pass judged every draw) or "" (neither yet)."""
+        if self.pending == 0:
+            return "full"
+        return "quick" if self.quick_complete else ""
+
+    @property
+    def estimate(self) -> float:
+        """Points by the best knowledge so far: each draw's full verdict where it has one, else its quick
+        verdict, else nothing (only for ordering and display; the bounds are lower and upper)."""
+        pts = 0.0
+        for g in self.groups:
+            o = g.outcome if g.outcome is not None and g.outcome != UNRESOLVED else g.quick
+            if o == WIN:
+                pts += g.weight
+            elif o == DRAW:
+                pts += g.weight / 2
+        return pts
+
+    def record_quick(self, g: DrawGroup, outcome: int) -> None:
+        if g.quick is None:
+            self.quick_done += 1
+        g.quick = outcome
+        if outcome == WIN:
+            self.quick_points += g.weight
+        elif outcome == DRAW:
+            self.quick_points += g.weight / 2
 
     @property
     def found_losses2(self) -> int:
@@ -196,6 +246,13 @@ class PegResult:
     endgames_per_second: float = 0.0
     groups_left: int = 0       # draw groups not solved yet, over the plays not cut off
     endgames_left: int = 0     # an estimate: groups left x endgames per solved group so far
+    phase: str = "done"        # "setup", "quick" (the quick pass), "full" (the full solve), "done"
+    quick_done_jobs: int = 0   # draw groups the quick pass has judged
+    opponent_model: str = "pessimistic"
+    opp_solves: int = 0        # the opponent's own nested solves (opponent model "solver")
+    endgame_plies: int = 0
+    leader_depth: str = ""     # "full": named from full-depth verdicts; "quick": best at the complete quick pass;
+                               # "only": the only candidate
 
     @property
     def winner(self) -> PegPlay | None:
@@ -215,6 +272,9 @@ class PegResult:
             p = self.leader
             if self.finished:
                 return f"Winner: {p.text} ({self.leader_reason})"
+            if self.leader_depth == "quick":
+                return (f"Leader: {p.text} ({self.leader_reason}: quick {_pts(p.quick_points)} of "
+                        f"{self.total_permutations}; at full depth so far {_pts(p.lower)} to {_pts(p.upper)})")
             if len(self.plays) == 1:
                 return (f"Leader: {p.text} (the only play; so far {_pts(p.lower)} to {_pts(p.upper)} of "
                         f"{self.total_permutations})")
@@ -227,9 +287,10 @@ class PegResult:
         return max((q.upper for q in self.plays if q is not p), default=0.0)
 
     def work_line(self) -> str:
-        """Rate and work left, for progress lines."""
+        """Rate and work left (in the current pass), for progress lines."""
         eta = self.eta_seconds
-        left = f", at most {self.groups_left} draw groups (~{self.endgames_left} endgames) left"
+        what = "quick pass" if self.phase in ("quick", "setup") else f"{self.endgame_plies}-ply solve"
+        left = f", {what}: at most {self.groups_left} draw groups (~{self.endgames_left} endgames) left"
         if eta is not None and not self.finished:
             left += f", ~{_duration(eta)} at this rate"
         return f"{self.endgames_per_second:.0f} endgames/s{left if not self.finished else ''}"
@@ -240,6 +301,12 @@ class PegResult:
             "winner": self.winner.text if self.winner else None,
             "leader": self.leader.text if self.leader else None,
             "leader_reason": self.leader_reason or None,
+            "leader_depth": self.leader_depth or None,
+            "phase": self.phase,
+            "opponent_model": self.opponent_model,
+            "endgame_plies": self.endgame_plies,
+            "quick_pass": {"endgame_plies": QUICK_PLIES, "replies_per_turn": QUICK_REPLIES,
+                           "draws_done": self.quick_done_jobs},
             "no_leader_reason": self.no_leader_reason or None,
             "best_lower": self.best_lower,
             "best_upper": self.best_upper,
@@ -254,6 +321,10 @@ class PegResult:
                     "upper": p.upper,
                     "draws_done": p.groups_done,
                     "draws_total": p.groups_total,
+                    "complete_at": p.complete_at or None,
+                    "quick_wins": p.quick_points,
+                    "quick_draws_done": p.quick_done,
+                    "estimate": p.estimate,
                     "pending_weight": p.pending,
                     "spread": round(p.spread, 2) if p.spread is not None else None,
                     "cut_off": p.cut_off,
@@ -269,6 +340,7 @@ class PegResult:
             "endgames": self.endgames,
             "nested_calls": self.nested_calls,
             "nested_cache_hits": self.nested_hits,
+            "opponent_solves": self.opp_solves,
             "seconds": round(self.seconds, 3),
             "endgames_per_second": round(self.endgames_per_second, 1),
             "draw_groups_left": self.groups_left,
@@ -388,6 +460,10 @@ class PegJob:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.done_jobs = 0
+        self.quick_jobs_done = 0
+        self.phase = "setup"     # then "quick", "full", "done"
+        self._last_progress = 0.0
+        self._eg_quick = 0
         self.total_jobs = sum(len(p.groups) for p in self.plays)
         self.t0 = time.monotonic()
 
@@ -419,23 +495,111 @@ class PegJob:
         """Twice the most points p can still reach: everything not yet lost, drawn or left unresolved."""
         return 2 * (self.total - p.unresolved) - p.found_losses2
 
+    def _configure(self, quick: bool) -> None:
+        """Set every worker for the quick pass or the full solve."""
+        opts = self.opts
+        for w in self.workers:
+            if quick:
+                w.plies = QUICK_PLIES
+                w.max_replies = QUICK_REPLIES
+                w.max_nested = 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1)
+                w.opp_solver = False
+                w.heuristics = False
+            else:
+                w.plies = opts.endgame_plies
+                w.max_replies = 0
+                w.max_nested = opts.max_nested_depth
+                w.opp_solver = opts.opponent_model == "solver"
+                w.heuristics = opts.endgame_heuristics
+
+    def _run_pool(self, work: Callable[[PegWorker], None], progress: Callable[[PegResult], None] | None,
+                  interval: float, deadline: float | None) -> None:
+        """Run `work` on every worker's thread until they end; progress on a steady beat; the time limit and
+        Ctrl-C stop the solve (what is solved is kept)."""
+        pool = [threading.Thread(target=work, args=(w,), daemon=True) for w in self.workers]
+        for th in pool:
+            th.start()
+        try:
+            while any(th.is_alive() for th in pool):
+                for th in pool:
+                    th.join(0.05)
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    self.stop()
+                if progress is not None and now - self._last_progress >= interval:
+                    self._last_progress = now
+                    progress(self.snapshot(final=False))
+        except KeyboardInterrupt:
+            self.stop()
+            for th in pool:
+                th.join()
+
     def run(self, progress: Callable[[PegResult], None] | None = None, interval: float = 1.0,
             stop: threading.Event | None = None) -> PegResult:
+        """The anytime solve: the quick pass (every play, every draw, low fidelity), then the full solve at
+        the requested plies, best-first; a stop or the time limit returns what is known at that moment."""
         opts = self.opts
-        if opts.max_time > 0:
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        if deadline is not None:
             for w in self.workers:
-                w.set_deadline(time.monotonic() + opts.max_time)  # endgames in flight stop at the deadline
-        # each play's draws, heaviest first: a loss on a heavy draw rules a play out soonest
-        # (popped from the end, so the list runs lightest first)
-        pending = [_lightest_first(p.groups) for p in self.plays]
+                w.set_deadline(deadline)  # endgames in flight stop at the deadline
+        self._last_progress = time.monotonic()
+        with watch_stop(stop, self.stop):
+            if opts.quick_pass and self.plays:
+                self._quick_pass(progress, interval, deadline)
+            if not self._stop.is_set():
+                self._full_pass(progress, interval, deadline)
+            self.phase = "done"
+            if not self._stop.is_set() and not opts.skip_tiebreaker:
+                self._tiebreak()
+        return self.snapshot(final=True)
+
+    def _quick_pass(self, progress, interval, deadline) -> None:
+        self.phase = "quick"
+        self._configure(quick=True)
+        items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))]
+        items.reverse()   # popped from the end: plays in static-equity order
+
+        def work(w: PegWorker) -> None:
+            while not self._stop.is_set():
+                with self._lock:
+                    if not items:
+                        return
+                    pi, gi = items.pop()
+                p = self.plays[pi]
+                g = p.groups[gi]
+                outcome, _ = w.solve_draw(self._move_tuple(p), g.seq, self._opp_counts(g.seq))
+                if w.stopped:
+                    return
+                with self._lock:
+                    p.record_quick(g, outcome)
+                    self.quick_jobs_done += 1
+
+        self._run_pool(work, progress, interval, deadline)
+
+    def _full_pass(self, progress, interval, deadline) -> None:
+        opts = self.opts
+        self.phase = "full"
+        self._configure(quick=False)
+        rank = {WIN: 0, UNRESOLVED: 1, DRAW: 2, LOSS: 3}
+
+        def order(p: PegPlay) -> list[int]:
+            # a loss on a heavy draw rules a play out soonest: the draws the quick pass lost first, then the
+            # heaviest (popped from the end, so the list runs the other way)
+            key = sorted(range(len(p.groups)), key=lambda gi: (-rank.get(p.groups[gi].quick, 1),  # type: ignore[arg-type]
+                                                                 -p.groups[gi].weight, gi))
+            return key[::-1]
+
+        pending = [order(p) for p in self.plays]
 
         def take() -> tuple[int, int] | None:
-            """Best-first: the next draw of the play that can still reach the most points (ties: the
-            earlier play, by static equity). With early cut-off, a play whose best reachable total is below
-            what another play has for certain is abandoned (reference 11.5, checked at every draw)."""
+            """Best-first: the next draw of the play that can still reach the most points (ties: the better
+            quick-pass result, then the earlier play by static equity). With early cut-off, a play whose best
+            reachable total is below what another play has for certain is abandoned (reference 11.5, checked
+            at every draw)."""
             with self._lock:
                 best_lower = max((self._lower2(p) for p in self.plays), default=0)
-                choice, choice_upper = -1, -1
+                choice, choice_key = -1, (-1, -1.0)
                 for pi, p in enumerate(self.plays):
                     if p.cut_off or not pending[pi]:
                         continue
@@ -443,13 +607,12 @@ class PegJob:
                     if opts.early_cutoff and upper < best_lower:
                         p.cut_off = True
                         continue
-                    if upper > choice_upper:
-                        choice, choice_upper = pi, upper
+                    k = (upper, p.quick_points)
+                    if k > choice_key:
+                        choice, choice_key = pi, k
                 if choice < 0:
                     return None
                 return choice, pending[choice].pop()
-
-        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
 
         def work(w: PegWorker) -> None:
             while not self._stop.is_set():
@@ -466,28 +629,13 @@ class PegJob:
                     p.record(g, outcome)
                     self.done_jobs += 1
 
-        with watch_stop(stop, self.stop):
-            pool = [threading.Thread(target=work, args=(w,), daemon=True) for w in self.workers]
-            for th in pool:
-                th.start()
-            last = time.monotonic()
-            try:
-                while any(th.is_alive() for th in pool):
-                    for th in pool:
-                        th.join(0.05)
-                    now = time.monotonic()
-                    if deadline is not None and now >= deadline:
-                        self.stop()
-                    if progress is not None and now - last >= interval:
-                        last = now
-                        progress(self.snapshot(final=False))
-            except KeyboardInterrupt:
-                self.stop()
-                for th in pool:
-                    th.join()
-            if not self._stop.is_set() and not opts.skip_tiebreaker:
-                self._tiebreak()
-        return self.snapshot(final=True)
+        self._run_pool(work, progress, interval, deadline)
+        with self._lock:
+            if opts.early_cutoff:
+                best_lower = max((self._lower2(p) for p in self.plays), default=0)
+                for p in self.plays:
+                    if not p.cut_off and p.pending and self._upper2(p) < best_lower:
+                        p.cut_off = True
 
     def _tiebreak(self) -> None:
         ranked = self._ranked()
@@ -638,24 +786,33 @@ class PegJob:
 
         return sorted(self.plays, key=key)
 
-    def _ranked_by_bounds(self) -> list[PegPlay]:
-        """Before the solve finishes: the plays that can still reach the most points first, then the most
-        points for certain (plays cut off last); a play whose draws are not solved yet is never hidden below
-        plays it could still beat."""
+    def _ranked_by_knowledge(self) -> list[PegPlay]:
+        """Before the solve finishes: by the best knowledge so far (each draw's full verdict where it has one,
+        else its quick-pass verdict), then the most points still reachable; plays cut off last."""
         def key(p: PegPlay):
-            return (p.cut_off, -p.upper, -p.lower, -p.score)
+            return (p.cut_off, -p.estimate, -p.upper, -p.lower, -p.score)
 
         return sorted(self.plays, key=key)
 
     def snapshot(self, final: bool) -> PegResult:
         with self._lock:
             # finished: every draw of every play not cut off has a verdict (complete: and none is unresolved)
-            finished = all(p.pending == 0 for p in self.plays if not p.cut_off)
-            plays = [dataclasses.replace(p) for p in (self._ranked() if finished else self._ranked_by_bounds())]
+            finished = all(p.pending == 0 for p in self.plays if not p.cut_off) and self.phase in ("full", "done")
+            plays = [dataclasses.replace(p) for p in (self._ranked() if finished else self._ranked_by_knowledge())]
             complete = finished and all(p.unresolved == 0 for p in plays)
             done_jobs = self.done_jobs
-            groups_left = sum(p.groups_total - p.groups_done for p in plays if not p.cut_off)
+            quick_done = self.quick_jobs_done
+            phase = self.phase
+            if phase == "quick" or phase == "setup":
+                groups_left = self.total_jobs - quick_done
+                per_group_done = quick_done
+            else:
+                groups_left = sum(p.groups_total - p.groups_done for p in plays if not p.cut_off)
+                per_group_done = done_jobs
         endgames = sum(w.endgames for w in self.workers)
+        if phase in ("quick", "setup"):
+            self._eg_quick = endgames
+        pass_endgames = endgames - (self._eg_quick if phase not in ("quick", "setup") else 0)
         seconds = time.monotonic() - self.t0
         res = PegResult(
             plays=plays,
@@ -671,10 +828,18 @@ class PegJob:
             finished=finished,
             endgames_per_second=endgames / seconds if seconds > 0 else 0.0,
             groups_left=groups_left,
-            endgames_left=round(groups_left * endgames / done_jobs) if done_jobs else 0,
+            endgames_left=round(groups_left * pass_endgames / per_group_done) if per_group_done else 0,
+            phase=phase,
+            quick_done_jobs=quick_done,
+            opponent_model=self.opts.opponent_model,
+            opp_solves=sum(w.opp_solves for w in self.workers),
+            endgame_plies=self.opts.endgame_plies,
         )
         _name_leader(res)
         return res
+
+
+QUICK_LABEL = f"quick pass ({QUICK_PLIES}-ply endgames, the {QUICK_REPLIES} best replies per turn)"
 
 
 def _name_leader(res: PegResult) -> None:
@@ -685,21 +850,31 @@ def _name_leader(res: PegResult) -> None:
         return
     res.best_lower = max(p.lower for p in plays)
     res.best_upper = max(p.upper for p in plays)
+    contenders = [p for p in plays if not p.cut_off]
     if res.finished:
         res.leader = plays[0]
+        res.leader_depth = "full"
         res.leader_reason = "complete" if res.complete else "finished; unresolved draws count as non-wins"
         return
     if len(plays) == 1:
-        res.leader, res.leader_reason = plays[0], "the only play"
+        res.leader, res.leader_reason, res.leader_depth = plays[0], "the only play", "only"
         return
     top = max(plays, key=lambda p: (p.lower, -plays.index(p)))
     others = max((q.upper for q in plays if q is not top), default=float("-inf"))
-    if top.lower > others:
-        res.leader, res.leader_reason = top, "proven by bounds"
-    elif top.lower == others and top.settled and all(q.settled for q in plays if q.upper == others and q is not top):
+    if top.lower > others or (top.lower == others and top.lower > 0):
+        # no other play can end above it (an equal bound: at best a tie)
+        res.leader, res.leader_depth = top, "full"
+        res.leader_reason = "proven by bounds" if top.lower > others else "proven by bounds: no play can beat it"
+        return
+    if contenders and all(p.quick_complete for p in contenders):
+        best = max(contenders, key=lambda p: (p.quick_points, -plays.index(p)))
+        res.leader, res.leader_depth = best, "quick"
+        res.leader_reason = f"best at the {QUICK_LABEL}; the full {res.endgame_plies}-ply solve is under way"
+        return
+    if top.lower == others and top.settled and all(q.settled for q in plays if q.upper == others and q is not top):
         res.no_leader_reason = "tied"
     else:
-        res.no_leader_reason = "the bounds overlap"
+        res.no_leader_reason = "the bounds overlap" if res.phase != "quick" else "the quick pass is under way"
 
 
 _MARKS = {WIN: "👍", DRAW: "🤝", LOSS: "👎", UNRESOLVED: "?"}
@@ -730,7 +905,7 @@ def format_table(res: PegResult, rows: int = 30, verbose: bool = False) -> str:
     if exact:
         lines.append(f"{'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
     else:
-        lines.append(f"{'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Spread':<9}{'Draws':<12}"
+        lines.append(f"{'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Quick':<10}{'Draws':<12}"
                      f"{'Outcomes':<32}")
     shown = res.plays[:rows]
     if not exact and res.plays and rows < len(res.plays):
@@ -757,13 +932,16 @@ def format_table(res: PegResult, rows: int = 30, verbose: bool = False) -> str:
             pct = f"{100 * p.lower / tot:.1f}-{100 * p.upper / tot:.1f}"
         done = f"{p.groups_done}/{p.groups_total}"
         extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
-        lines.append(f"{p.table:<20}{wins:<18}{pct:<17}{spread:<9}{done:<12}{outcome_text(p, verbose)}{extra}{mark}")
+        quick = (f"{100 * p.quick_points / tot:.1f}%" if p.quick_complete else
+                 f"{p.quick_done}/{p.groups_total}" if p.quick_done else "")
+        lines.append(f"{p.table:<20}{wins:<18}{pct:<17}{quick:<10}{done:<12}{outcome_text(p, verbose)}{extra}{mark}")
     if len(res.plays) > len(shown):
         lines.append(f"... {len(res.plays) - len(shown)} more plays")
     lines.append("❌ marks plays cut off early (they cannot beat the leader).")
     if not exact:
-        lines.append("min-max: wins certain so far - wins if every draw not yet resolved were won; "
-                     "Draws: draw groups with a verdict / all.")
+        lines.append(f"min-max: wins certain so far at {res.endgame_plies} plies - wins if every draw not yet "
+                     "resolved were won; Draws: draw groups with a verdict / all; Quick: win % at the "
+                     f"{QUICK_LABEL} (a preview, not a bound).")
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
                  f"{tot} ordered draws in all.")
     return "\n".join(lines)
