@@ -319,10 +319,12 @@ class _Analyzer:
 
     def sim(self, pos: Position, played: str | None, t: TurnAnalysis, seed: int) -> None:
         o = self.opts
+        # the opponent's tiles the player on turn knows of (a withdrawn phony's), passed explicitly
+        opp = pos.ld.rack_str(list(pos.racks[1])) if pos.racks[1] else None
         job = SimJob(self.engine, pos, SimOptions(
             plies=o.sim_plies, num_plays=o.sim_plays, plays=[played] if played else [],
             iterations=o.sim_iterations, max_time=o.sim_max_time, threads=o.threads, seed=seed,
-            lexicon=self.lex.name), stop=self.stop)
+            opp_rack=opp, lexicon=self.lex.name), stop=self.stop)
         res = job.run(stop=self.stop)
         t.phase = t.phase or "sim"
         t.complete = t.complete and res.stopped_reason == "iterations"
@@ -381,31 +383,46 @@ class _Analyzer:
         tot = res.total_permutations or 1
         ranked = res.plays
         win = res.winner
-        t.best = Candidate(win.text, win.score, win_pct=100 * win.points / tot, spread=win.spread)
+        exact = bool(res.complete)
+
+        def value(p) -> float:
+            """Points (wins + draws/2 over the draws): exact once the solve is complete, else the solver's best
+            knowledge so far (full verdicts where it has them, the quick pass's elsewhere)."""
+            return float(p.points if exact else getattr(p, "estimate", p.points))
+
+        t.best = Candidate(win.text, getattr(win, "score", 0), win_pct=100 * value(win) / tot,
+                           spread=getattr(win, "spread", None))
         t.candidates = len(ranked)
-        if not res.complete:
+        if not exact:
             t.complete = False
-            t.notes.append(f"pre-endgame: {res.leader_reason or 'not complete'}")
+            why = getattr(res, "leader_reason", "") or "not complete"
+            t.notes.append(f"pre-endgame not complete within {o.peg_max_time:g} s ({why}): ranked by the best "
+                           "knowledge so far")
         if played is None:
             return
-        for i, p in enumerate(ranked):
-            if p.text != played:
-                continue
-            t.rank = i + 1
-            t.played.win_pct = 100 * p.points / tot
-            t.played.spread = p.spread
-            if p is win or p.text == win.text:
-                t.rank, t.win_loss = 1, 0.0
-            elif p.cut_off or not p.settled:
-                # cut off: its exact total is unknown, below the winner's; the loss is at least this much
-                t.win_loss = max(0.0, 100 * (win.points - p.upper) / tot)
+        mine = next((p for p in ranked if p.text == played), None)
+        if mine is None:
+            return
+        t.played.win_pct = 100 * value(mine) / tot
+        t.played.spread = getattr(mine, "spread", None)
+        if mine.text == win.text:
+            t.rank, t.win_loss = 1, 0.0
+        else:
+            # ties share a rank; the spread tiebreak orders plays with equal points where it was run
+            def key(p) -> tuple[float, float]:
+                sp = getattr(p, "spread", None)
+                return value(p), sp if sp is not None else float("-inf")
+
+            t.rank = 1 + sum(1 for p in ranked if key(p) > key(mine))
+            if exact and getattr(mine, "cut_off", False):
+                # cut off: its total is unknown but below the winner's; the loss is at least this much
+                t.win_loss = max(0.0, 100 * (value(win) - getattr(mine, "upper", value(mine))) / tot)
                 t.loss_is_bound = True
             else:
-                t.win_loss = max(0.0, 100 * (win.points - p.points) / tot)
-            break
-        if t.win_loss is not None and round(t.win_loss) == 0 and t.rank and t.rank > 1 \
-                and win.spread is not None and t.played.spread is not None:
-            t.equity_loss = max(0.0, win.spread - t.played.spread)
+                t.win_loss = max(0.0, 100 * (value(win) - value(mine)) / tot)
+        if t.rank > 1 and round(t.win_loss or 0) == 0 and t.best.spread is not None \
+                and t.played.spread is not None:
+            t.equity_loss = max(0.0, t.best.spread - t.played.spread)
             t.mistake = size_by_spread_loss(t.equity_loss)
         else:
             t.mistake = size_by_win_loss(t.win_loss)

@@ -56,12 +56,12 @@ def record():
 @pytest.fixture(scope="module")
 def full(engine, record):
     """The whole tournament game at the small budget, with every position each engine was given."""
-    seen: list[tuple[str, object]] = []
+    seen: list[tuple] = []
     originals = (an.SimJob, an.PegJob, an.EndgameJob)
 
     def spy(kind, cls):
         def make(engine_, pos, opts, *args, **kwargs):
-            seen.append((kind, pos))
+            seen.append((kind, pos, opts))
             return cls(engine_, pos, opts, *args, **kwargs)
         return make
 
@@ -138,11 +138,12 @@ def test_positions_are_honest(full):
     _, seen = full
     assert seen
     known = set()
-    for kind, pos in seen:
+    for kind, pos, opts in seen:
         opp = pos.ld.rack_str(list(pos.racks[1]))
         if pos.tiles_in_bag() > 0:
             assert kind in ("sim", "peg")
             assert len(pos.racks[0]) == 7
+            assert (opts.opp_rack or "") == opp      # the known tiles reach the engine, explicitly
             known.add(opp)
         else:
             assert kind == "eg"
