@@ -250,8 +250,8 @@ class SessionStore:
 
     def navigate(self, session: Session, to: str, turn: int = 0) -> None:
         """Move the cursor: first, last, next, previous, or turn (events applied, 0 to the number of events)."""
-        n = len(session.record.events)
         with session.busy():
+            n = len(session.record.events)
             if to == "first":
                 target = 0
             elif to == "last":
@@ -291,11 +291,9 @@ class SessionStore:
             tiles = rack_tiles(ld, text, "rack", fold_case=True)
             if not 1 <= len(tiles) <= RACK_SIZE:
                 raise FormatError(f"rack {excerpt(text)} has {len(tiles)} tiles; 1 to {RACK_SIZE}")
-            pool = view.unseen_counts(1)          # everything the player on turn cannot see, own rack included
-            for t in view.racks[0]:
-                pool[t] += 1
-            for t in view.racks[1]:
-                pool[t] -= 1                      # tiles known to be on the opponent's rack are not available
+            # the distribution less the board and the opponent's known tiles: the bag, the unknown part of
+            # the opponent's rack and the player's own rack
+            pool = view.unseen_counts(1)
             for t in tiles:
                 if pool[t] <= 0:
                     raise FormatError(f"rack {excerpt(text)}: no {ld.label(t)} left among the unseen tiles")

@@ -417,3 +417,17 @@ def test_shell_sim_without_a_limit_runs_until_stopped(client):
     shell.onecmd("commit #3")
     assert shell.game.turn == 7 and shell.game.events[6].move == final.plays[2].move.notation
     shell.onecmd("quit")
+
+
+def test_set_rack_draws_only_on_tiles_the_player_cannot_see(store):
+    s = store.create(None, 1, [], 0, gcg=_text(DATA / "phony_withdrawn.gcg"), turn=10)   # bot1 knows DEIJO
+    ld = s.lexicon.ld
+    assert s.view.racks[0] and sorted(ld.label(t) for t in s.view.racks[1]) == sorted("DEIJO")
+    with pytest.raises(ValueError, match="no J left"):
+        store.set_rack(s, "J")                       # the only J is known to be on the opponent's rack
+    with pytest.raises(ValueError, match="no Q left"):
+        store.set_rack(s, "QQ")                      # one Q in the set
+    store.set_rack(s, "Q")
+    assert [ld.label(t) for t in s.view.racks[0]] == ["Q"]
+    assert sorted(ld.label(t) for t in s.view.racks[1]) == sorted("DEIJO")
+    assert list(s.game.rack(s.game.on_turn)) == list(s.view.racks[0])
