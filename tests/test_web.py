@@ -52,12 +52,13 @@ def test_board_in_headless_chromium(capsys):
     if reason:
         pytest.skip(reason)
     cgp = next(c for c in load_cases("peg") if c["id"] == "peg-onyx-nwl20")["cgp"]
+    endgame_cgp = next(c for c in load_cases("endgame") if c["id"] == "eg-canik-nwl20")["cgp"]
     SHOTS.mkdir(parents=True, exist_ok=True)
     running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=4, http=HttpOptions(port=0, web=True))
     assert running.http is not None
     try:
         env = {**os.environ, "MACONDO_PEG_CGP": cgp, "MACONDO_GCG_FILE": str(GCG), "MACONDO_GCG_TURN": "3",
-               "CHROMIUM": CHROMIUM}
+               "MACONDO_ENDGAME_CGP": endgame_cgp, "CHROMIUM": CHROMIUM}
         proc = subprocess.run(["node", "test/drive.mjs", f"http://127.0.0.1:{running.http.port}/", str(SHOTS)],
                               cwd=WEB, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-4000:]
@@ -67,7 +68,7 @@ def test_board_in_headless_chromium(capsys):
 
     # every step left a screenshot
     assert page["steps"] == ["01-cgp-loaded", "02-generated", "03-peg-live", "04-peg-final", "05-peg-stopped",
-                             "06-gcg-stepped"]
+                             "06-gcg-stepped", "07-sim-stopped", "08-endgame"]
     for name in page["steps"]:
         assert (SHOTS / f"{name}.png").stat().st_size > 10_000
     # errors as the server words them
@@ -105,6 +106,17 @@ def test_board_in_headless_chromium(capsys):
     assert page["gcgCgp"] == load["cgp"]
     assert sorted(page["gcgScores"]) == sorted(load["scores"])
     assert page["gcgTilesByTurn"][0] == 0 and page["gcgTilesByTurn"][-1] > 0
+    # the endgame equals `macondo endgame --json` (one thread: the same best line); the sim stopped mid-way
+    eg = _cli_json(["endgame", endgame_cgp, "--plies", "3", "--threads", "1", "--json"], capsys)
+    assert page["endgame"]["state"] == "final" and int(page["endgame"]["value"]) == eg["value"]
+    assert page["endgame"]["line"] == " | ".join(m["move"] for m in eg["best_line"])
+    assert page["endgame"]["lineShown"] == len(eg["best_line"])
+    assert page["turnsHiddenForCgp"]
+    assert "bag is empty" in page["simInEndgameError"]["text"]
+    assert page["simInEndgameError"]["code"] in ("invalid_argument", "failed_precondition")
+    # the simulation stopped while updating: the ranking so far
+    assert page["sim"]["rowsWhileRunning"] > 0 and page["sim"]["rows"]
+    assert "best result so far" in page["sim"]["status"]
     # nothing went wrong in the page beyond the refused CGP's HTTP 400
     assert [e for e in page["consoleErrors"] if "400" not in e] == []
 

@@ -300,6 +300,7 @@ function renderAll(): void {
 
 function clearResults(): void {
   $("results").replaceChildren();
+  for (const k of Object.keys($("results").dataset)) delete $("results").dataset[k];
   $("job-status").textContent = "";
 }
 
@@ -379,8 +380,12 @@ async function runJob<T extends { jobId: string; final: boolean; stopped: boolea
   kind: string, job: Job<T>, render: (snap: T) => void): Promise<void> {
   state.job = job as unknown as State["job"];
   setRunning(true);
-  $("results").replaceChildren();
-  $("results").dataset.kind = kind;
+  const results = $("results");
+  results.replaceChildren();
+  results.dataset.kind = kind;
+  results.dataset.state = "starting";
+  results.dataset.updates = "0";
+  $("job-status").textContent = `${kind}: starting…`;
   let snaps = 0;
   try {
     for await (const snap of job) {
@@ -411,9 +416,10 @@ async function simulate(): Promise<void> {
     p.className = "summary";
     p.textContent = `${snap.iterations} iterations${snap.stopReason ? ` · ${snap.stopReason}` : ""}`;
     results.replaceChildren(p, table(
-      ["#", "move", "win %", "± (95%)", "equity", "± (95%)", "iters", ""],
-      plays.map((pl, i) => [i + 1, pl.move?.display ?? "", pl.winPct.toFixed(2), (1.96 * pl.winPctStderr).toFixed(2),
-        pl.equity.toFixed(2), (1.96 * pl.equityStderr).toFixed(2), String(pl.iterations), pl.pruned ? "pruned" : ""]),
+      ["#", "move", "win % ± 95%", "equity ± 95%", "iters"],
+      plays.map((pl, i) => [i + 1, pl.move?.display ?? "", `${pl.winPct.toFixed(2)} ± ${(1.96 * pl.winPctStderr).toFixed(2)}`,
+        `${pl.equity.toFixed(2)} ± ${(1.96 * pl.equityStderr).toFixed(2)}`,
+        `${pl.iterations}${pl.pruned ? " (pruned)" : ""}`]),
       (i) => ({ move: plays[i].move?.notation ?? "", winPct: plays[i].winPct.toFixed(3) }),
       (i) => plays[i].move && showMove(plays[i].move!),
     ));

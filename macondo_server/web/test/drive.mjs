@@ -118,6 +118,37 @@ try {
   await page.click("#turn-prev");
   await page.waitForFunction((t) => document.getElementById("turn-label").dataset.turn === String(t), GCG_TURN - 1);
   out.gcgBack = await page.$eval("#turn-label", (el) => el.textContent);
+
+  // 6. a simulation of the game's position, stopped while it updates: the ranking so far
+  await page.fill("#opt-iterations", "1000000");
+  await page.fill("#opt-threads", "1");
+  await page.click("#sim");
+  await page.waitForFunction(() => {
+    const d = document.getElementById("results").dataset;
+    return d.kind === "simulation" && d.state === "running" && Number(d.updates) >= 3;
+  });
+  const simRunning = await rows();
+  await page.click("#stop");
+  await page.waitForFunction(() => document.getElementById("results").dataset.state === "stopped");
+  out.sim = { rowsWhileRunning: simRunning.length, rows: await rows(),
+    status: await page.$eval("#job-status", (e) => e.textContent) };
+  await shot("07-sim-stopped");
+
+  // 7. an endgame (one thread, so the best line is the CLI's); a simulation there is refused as worded
+  if (process.env.MACONDO_ENDGAME_CGP) {
+    await page.fill("#cgp", process.env.MACONDO_ENDGAME_CGP);
+    await page.click("#load-cgp");
+    await page.waitForFunction((c) => document.getElementById("board").dataset.cgp === c, process.env.MACONDO_ENDGAME_CGP);
+    out.turnsHiddenForCgp = await page.$eval("#turns", (el) => el.hidden && getComputedStyle(el).display === "none");
+    await page.fill("#opt-eg-plies", "3");
+    await page.click("#endgame");
+    await page.waitForFunction(() => ["final", "stopped"].includes(document.getElementById("results").dataset.state));
+    out.endgame = { ...(await resultsState()), lineShown: await page.$$eval("#results ol.line li", (l) => l.length) };
+    await shot("08-endgame");
+    await page.click("#sim");
+    await page.waitForFunction(() => document.getElementById("error").textContent !== "");
+    out.simInEndgameError = await page.$eval("#error", (el) => ({ text: el.textContent, code: el.dataset.code }));
+  }
   out.consoleErrors = consoleErrors;
 } finally {
   await browser.close();
