@@ -47,7 +47,8 @@ def build(force: bool = False) -> str | None:
     if shutil.which("node") is None or shutil.which("npm") is None:
         return "node/npm are not installed: the web board is not built (macondo serve --web needs it)"
     digest = stamp()
-    if not force and STAMP.is_file() and STAMP.read_text().strip() == digest and (WEB / "dist" / "index.html").is_file():
+    built = (WEB / "dist" / "index.html").is_file() and (TS / "dist" / "node.js").is_file()
+    if not force and built and STAMP.is_file() and STAMP.read_text().strip() == digest:
         return None
     for project in (TS, WEB):
         # `npm install` with the committed lock (npm ci refuses a lock without the other platforms'

@@ -84,8 +84,11 @@ for (const [protocol, url] of TRANSPORTS) {
     assert.ok(eg.last.final && eg.last.bestLine.length > 0);
 
     const peg = await finalOf(startJob(c, "solvePreEndgame",
-      { position: { cgp: PEG }, endgamePlies: 1, threads: 1 }, 120_000));
-    assert.ok(peg.last.final && peg.last.plays.length > 0);
+      { position: { cgp: PEG }, endgamePlies: 1, threads: 1, onlySolve: ["13L ONYX", "13L OXY"] }, 120_000));
+    assert.ok(peg.last.final && peg.last.complete);
+    assert.deepEqual(peg.last.plays.map((p) => p.move.notation).sort(), ["13L ONYX", "13L OXY"]);
+    await expectError(c.solvePreEndgame({ position: { cgp: PEG }, onlySolve: ["Z9 NOPE"] })[Symbol.asyncIterator]().next(),
+      Code.InvalidArgument);
 
     // game sessions
     const game = await c.createGame({ seed: 5 });
