@@ -557,8 +557,10 @@ class MacondoShell(cmd.Cmd):
     def do_sim(self, arg: str) -> None:
         """sim [options] | sim stop | sim show | sim details | sim watch
         Simulate the top plays in the background (with -fg in the foreground: Ctrl-C stops it and shows
-        the result). stop: stop and show the result; show: the ranking so far; details: with per-ply
-        statistics; watch: follow it live until it ends (Ctrl-C returns; the simulation goes on).
+        the result). Without -iterations or -maxtime it runs until stopped (or, with -stop, until the
+        leader is that sure); the tiles the game showed of the opponent's rack are passed as -opprack.
+        stop: stop and show the result; show: the ranking so far; details: with per-ply statistics;
+        watch: follow it live until it ends (Ctrl-C returns; the simulation goes on).
         Options:
         """
         words = _split(arg)
@@ -573,9 +575,9 @@ class MacondoShell(cmd.Cmd):
         if pos:
             raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -play")
         foreground = opts.pop("foreground", False)
-        limited = any(k in opts for k in ("iterations", "max_time", "stop"))
+        limited = any(k in opts for k in ("iterations", "max_time"))
         if not limited:
-            opts["iterations"] = SIM_UNTIL_STOPPED
+            opts["iterations"] = SIM_UNTIL_STOPPED   # until sim stop, Ctrl-C, or -stop's confidence level
         if "opp_rack" not in opts and game.known_opp:
             opts["opp_rack"] = game.known_opp    # what the game has shown of the opponent's rack
         stream = self.client.simulate(game.cgp, lexicon=self.lexicon, **opts)
@@ -589,7 +591,8 @@ class MacondoShell(cmd.Cmd):
         thread.join(0.3)
         if errors:
             raise ShellError(errors[0])
-        until = "" if limited else " (no limit: it runs until sim stop)"
+        until = "" if limited else (f" (no limit: it runs until the leader is {opts['stop']}% sure or sim stop)"
+                                    if "stop" in opts else " (no limit: it runs until sim stop)")
         known = f"; the opponent is known to hold {game.known_opp}" if "opp_rack" in opts else ""
         self.say(f"simulation started in the background{until}{known}: sim show, sim watch, sim stop")
 
