@@ -71,6 +71,7 @@ def test_board_in_headless_chromium(capsys):
                              "06-gcg-stepped", "07-sim-stopped", "08-endgame"]
     for name in page["steps"]:
         assert (SHOTS / f"{name}.png").stat().st_size > 10_000
+    assert page["unnamedControls"] == []
     # errors as the server words them
     assert "CGP has 3 fields" in page["badCgpError"]["text"] and page["badCgpError"]["code"] == "invalid_argument"
     assert page["errorAfterLoad"] == ""

@@ -184,20 +184,19 @@ function renderBoard(): void {
     const h = document.createElement("div");
     h.className = "hdr";
     h.textContent = c;
-    h.setAttribute("role", "columnheader");
+    h.setAttribute("aria-hidden", "true");
     cells.push(h);
   }
   for (let r = 0; r < 15; r++) {
     const h = document.createElement("div");
     h.className = "hdr";
     h.textContent = String(r + 1);
-    h.setAttribute("role", "rowheader");
+    h.setAttribute("aria-hidden", "true");
     cells.push(h);
     for (let c = 0; c < 15; c++) {
       const sq = document.createElement("button");
       sq.type = "button";
       sq.className = "sq";
-      sq.setAttribute("role", "gridcell");
       const tile = board[r]?.[c] ?? "";
       const prem = PREMIUM[LAYOUT[r][c]];
       const coord = `${COLS[c]}${r + 1}`;

@@ -37,6 +37,10 @@ try {
 
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById("server-status").textContent.startsWith("server"));
+  // every control has an accessible name (a label, aria-label or text)
+  out.unnamedControls = await page.$$eval("input, textarea, select, button", (els) => els
+    .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !e.textContent.trim())
+    .map((e) => e.id || e.outerHTML.slice(0, 60)));
 
   // 1. a bad CGP: the server's words
   await page.fill("#cgp", "not a cgp");
