@@ -328,8 +328,8 @@ def check_record_tiles(record: GcgGame, ld: LetterDistribution) -> None:
 
 def _next_reveals(record: GcgGame, players: list[int]) -> list[tuple[str | None, str | None]]:
     """For each event index i, the rack each player holds from event i on, as the file next shows it
-    (None where it never does; #rack1/#rack2 give the last known racks). One backward pass: looking ahead
-    from every event is quadratic."""
+    (None where it never does, or where their next move is written without a rack; #rack1/#rack2 give the
+    last known racks). One backward pass: looking ahead from every event is quadratic."""
     events = record.events
     cur: list[str | None] = [record.pragma("rack1") or None, record.pragma("rack2") or None]
     out: list[tuple[str | None, str | None]] = [(None, None)] * (len(events) + 1)
@@ -337,8 +337,9 @@ def _next_reveals(record: GcgGame, players: list[int]) -> list[tuple[str | None,
     for i in range(len(events) - 1, -1, -1):
         ev, who = events[i], players[i]
         if ev.type in _MOVES:
-            if ev.rack:
-                cur[who] = ev.rack
+            # a move written without its rack: the rack held before it is not known (an earlier reveal
+            # further on is a later rack, not this one)
+            cur[who] = ev.rack or None
         elif ev.type == "end_rack_penalty":
             cur[who] = ev.exchanged
         elif ev.type == "end_rack_points":

@@ -230,5 +230,7 @@ def test_show_counts_the_bag_without_the_opponent_rack(registry):
 def _positions_with_bag(record, lex):
     for turn in range(1, len(record.events) + 1):
         res = replay_gcg(record, lex, turn=turn)
-        if not res.game.game_over and record.events[turn - 1].type in ("play", "exchange"):
+        # (a rack the file does not show stays unknown, and then the unseen tiles include it)
+        if not res.game.game_over and record.events[turn - 1].type in ("play", "exchange") and \
+                res.positions[-1].racks[0]:
             yield res.positions[-1], res.game.bag_size
