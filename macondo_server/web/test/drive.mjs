@@ -65,7 +65,7 @@ try {
   await shot("02-generated");
 
   // 3. a pre-endgame with small plies, watched live to the end
-  await page.fill("#opt-peg-plies", "1");
+  await page.fill("#opt-peg-plies", process.env.MACONDO_PEG_PLIES || "1");
   await page.click("#peg");
   const seen = new Set();
   let liveShot = false;
