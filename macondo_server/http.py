@@ -177,11 +177,8 @@ def _unexpected(ctx: ConnectServicerContext, exc: Exception) -> Exception:
 # ---------------------------------------------------------------------------------------------- endpoints
 
 def _context_for(rctx: Any) -> ConnectServicerContext:
-    headers = []
-    try:
-        headers = [(k, v) for k, v in rctx.request_headers.items()]
-    except Exception:  # noqa: BLE001
-        headers = []
+    hdrs = rctx.request_headers
+    headers = list(hdrs.allitems() if hasattr(hdrs, "allitems") else hdrs.items())
     return ConnectServicerContext(rctx.client_address, headers, rctx.timeout_ms)
 
 

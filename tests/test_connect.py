@@ -303,3 +303,22 @@ def test_serve_command_refuses_an_open_port_without_token(capsys):
     assert main(["serve", "--port", "0", "--http-host", "0.0.0.0", "--http-port", "0"]) == 1
     err = capsys.readouterr().err
     assert "not a loopback address" in err and "--http-token" in err
+
+
+def test_servicer_context_adapter():
+    from macondo_server.http import ConnectServicerContext
+
+    ctx = ConnectServicerContext("127.0.0.1:5555", [("X-Trace", "a"), ("x-trace", "b")], 2000)
+    assert ctx.peer() == "http:127.0.0.1:5555" and ctx.is_active()
+    assert [(m.key, m.value) for m in ctx.invocation_metadata()] == [("x-trace", "a"), ("x-trace", "b")]
+    remaining = ctx.time_remaining()
+    assert remaining is not None and 1.5 < remaining <= 2.0
+    assert ConnectServicerContext(None, [], None).time_remaining() is None
+    fired: list[int] = []
+    assert ctx.add_callback(lambda: fired.append(1))
+    with pytest.raises(grpc.RpcError) as exc:
+        ctx.abort(grpc.StatusCode.FAILED_PRECONDITION, "no")
+    assert exc.value.status_code == grpc.StatusCode.FAILED_PRECONDITION  # type: ignore[attr-defined]
+    ctx.finish()
+    ctx.finish()
+    assert fired == [1] and not ctx.is_active() and not ctx.add_callback(lambda: None)
