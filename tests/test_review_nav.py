@@ -434,3 +434,27 @@ def test_set_rack_draws_only_on_tiles_the_player_cannot_see(store):
     assert [ld.label(t) for t in s.view.racks[0]] == ["Q"]
     assert sorted(ld.label(t) for t in s.view.racks[1]) == sorted("DEIJO")
     assert list(s.game.rack(s.game.on_turn)) == list(s.view.racks[0])
+
+
+def test_cli_sim_opp_rack_only_from_the_flag(store, capsys):
+    """`macondo sim` on `macondo load`'s kind of CGP: an opponent rack written in it changes nothing, the
+    --opp-rack flag does."""
+    import json
+
+    from macondo_server.cli import main as cli_main
+
+    session = store.create(None, 1, [], 0, gcg=_text(NOTES), turn=6)
+    leaked = write_cgp(position_from_game(session.game, {"lex": "NWL20"}, show_opponent=True))
+    honest = write_cgp(position_from_game(session.game, {"lex": "NWL20"}, show_opponent=False))
+    opp = leaked.split()[1].split("/")[1]
+    assert opp and honest.split()[1].endswith("/")
+
+    def sim(cgp, *extra):
+        capsys.readouterr()
+        assert cli_main(["sim", cgp, "--iterations", "60", "--plies", "1", "--num-plays", "4", "--threads", "1",
+                         "--seed", "5", "--json", *extra]) == 0
+        return [(p["move"], p["win_pct"], p["equity"]) for p in json.loads(capsys.readouterr().out)["plays"]]
+
+    plain = sim(honest)
+    assert sim(leaked) == plain
+    assert sim(honest, "--opp-rack", opp) != plain
