@@ -100,6 +100,10 @@ def test_board_in_headless_chromium(capsys):
     assert page["stopped"]["state"] == "stopped" and page["stopped"]["rows"] > 0
     assert "best result so far" in page["stoppedStatus"] and page["stopSeconds"] < 5
 
+    # a typed move was played: ONYX puts 4 tiles down for 33 (macondo gen lists it so) and the turn passes
+    onyx = next(m for m in gen["moves"] if m["move"] == "13L ONYX")
+    assert page["played"]["tilesAdded"] == onyx["tiles_played"] == 4
+    assert page["played"]["scores"] == [356 + onyx["score"], 378] and page["played"]["onTurn"] == 1
     # the GCG, stepped through: the position at turn 3 equals `macondo load --turn 3 --json`
     assert page["gcgStart"].startswith("turn 0 of ")
     assert page["gcgTurn"].startswith("turn 3 of ") and page["gcgBack"].startswith("turn 2 of ")

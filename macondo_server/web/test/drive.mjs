@@ -103,7 +103,18 @@ try {
   out.stoppedStatus = await page.$eval("#job-status", (el) => el.textContent);
   await shot("05-peg-stopped");
 
-  // 5. a GCG uploaded from the browser, stepped through
+  // 5. a move typed and played (the best-by-equity from the list would do too; this is the case's best)
+  const tilesBefore = Number(await page.$eval("#board", (el) => el.dataset.tiles));
+  await page.fill("#move-input", "13L ONYX");
+  await page.press("#move-input", "Enter");
+  await page.waitForFunction((n) => Number(document.getElementById("board").dataset.tiles) > n, tilesBefore);
+  out.played = {
+    tilesAdded: Number(await page.$eval("#board", (el) => el.dataset.tiles)) - tilesBefore,
+    scores: await page.$$eval(".player .score", (els) => els.map((e) => Number(e.textContent))),
+    onTurn: await page.$eval(".player.on-turn", (el) => Number(el.dataset.player)),
+  };
+
+  // 6. a GCG uploaded from the browser, stepped through
   await page.setInputFiles("#gcg-file", GCG_FILE);
   await page.waitForSelector("#turns:not([hidden])");
   out.gcgStart = await page.$eval("#turn-label", (el) => el.textContent);
@@ -123,7 +134,7 @@ try {
   await page.waitForFunction((t) => document.getElementById("turn-label").dataset.turn === String(t), GCG_TURN - 1);
   out.gcgBack = await page.$eval("#turn-label", (el) => el.textContent);
 
-  // 6. a simulation of the game's position, stopped while it updates: the ranking so far
+  // 7. a simulation of the game's position, stopped while it updates: the ranking so far
   await page.fill("#opt-iterations", "1000000");
   await page.fill("#opt-threads", "1");
   await page.click("#sim");
@@ -138,7 +149,7 @@ try {
     status: await page.$eval("#job-status", (e) => e.textContent) };
   await shot("07-sim-stopped");
 
-  // 7. an endgame (one thread, so the best line is the CLI's); a simulation there is refused as worded
+  // 8. an endgame (one thread, so the best line is the CLI's); a simulation there is refused as worded
   if (process.env.MACONDO_ENDGAME_CGP) {
     await page.fill("#cgp", process.env.MACONDO_ENDGAME_CGP);
     await page.click("#load-cgp");
