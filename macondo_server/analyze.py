@@ -572,6 +572,9 @@ def analyze_record(engine: Engine, record: GcgGame, opts: AnalyzeOptions, name: 
             continue
         if only is not None and players[i] != only:
             continue
+        before = befores[i]
+        if ev.type == "pass" and before.tiles_in_bag() == 0 and not before.racks[1]:
+            continue   # the opponent went out: the final pass (or a turn lost to a challenge) is no decision
         tasks.append(i)
     analyzer = _Analyzer(engine, lex, opts, stop)
     summaries = [PlayerSummary(p, nicks[p]) for p in (0, 1)]
@@ -590,8 +593,10 @@ def analyze_record(engine: Engine, record: GcgGame, opts: AnalyzeOptions, name: 
         challenged = i + 1 < len(record.events) and record.events[i + 1].type == "phony_returned"
         t.missed_challenge = _opponent_phony_stood(record, players, befores, lex, i)
         mine = (file_totals[i][p], file_totals[i][1 - p])
-        if not pos.racks[0]:
+        if not pos.racks[0] or not ev.rack:
             t.skipped = "the file does not show this rack"
+        elif sorted(pos.racks[0]) != sorted(_file_rack(pos, ev.rack)):
+            t.skipped = f"the replayed rack {t.rack} is not the file's {excerpt(ev.rack)}"
         elif tuple(pos.scores) != mine:
             t.skipped = "the replayed position does not match this event (scores differ)"
         else:
@@ -616,6 +621,13 @@ def analyze_record(engine: Engine, record: GcgGame, opts: AnalyzeOptions, name: 
     return GameAnalysis(name=name, lexicon=lex.name, players=list(record.players), turns=turns, summaries=keep,
                         turns_total=len(tasks), stopped=stop.is_set(),
                         warnings=warnings, options=opts, seconds=time.monotonic() - t0)
+
+
+def _file_rack(pos: Position, text: str) -> list[int]:
+    try:
+        return rack_tiles(pos.ld, text, "rack", fold_case=True)
+    except FormatError:
+        return []
 
 
 def ld_rack(pos: Position) -> str:

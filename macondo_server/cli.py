@@ -375,7 +375,9 @@ def cmd_peg(args: argparse.Namespace) -> int:
                       skip_deep_pass=args.skip_deep_pass, early_cutoff=args.early_cutoff,
                       skip_tiebreaker=args.skip_tiebreaker, opp_rack=args.opp_rack, threads=args.threads,
                       max_time=args.max_time, tt_megabytes=args.tt_mb, lexicon=args.lexicon,
-                      endgame_heuristics=args.endgame_heuristics)
+                      endgame_heuristics=args.endgame_heuristics, opponent_model=args.opponent_model,
+                      endgame_leaf=args.endgame_leaf,
+                      quick_pass=args.quick_pass)
     if args.eventuality:
         opts.threads = 1
         opts.skip_tiebreaker = True
@@ -393,7 +395,10 @@ def cmd_peg(args: argparse.Namespace) -> int:
                 lead = f"leader {r.leader.table} {r.leader.lower:g}-{r.leader.upper:g} ({r.leader_reason})"
             else:
                 lead = f"no leader yet (best lower {r.best_lower:g}, best upper {r.best_upper:g})"
-            print(f"peg: {lead}; plays {plays_done}/{len(r.plays)} done ({sum(p.cut_off for p in r.plays)} cut off), "
+            stage = (f"quick pass {r.quick_done_jobs}/{r.total_jobs} draws" if r.phase in ("setup", "quick")
+                     else f"{r.endgame_plies}-ply solve")
+            print(f"peg [{stage}]: {lead}; plays {plays_done}/{len(r.plays)} done "
+                  f"({sum(p.cut_off for p in r.plays)} cut off), "
                   f"draws {r.done_jobs}/{r.total_jobs}, {r.endgames} endgames, {r.work_line()}, "
                   f"{r.nested_calls} nested calls ({r.nested_hits} cached), {r.seconds:.1f} s", file=sys.stderr)
 
@@ -437,20 +442,30 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         seed=args.seed, lexicon=args.lexicon, tt_megabytes=args.tt_mb)
     opts.validate()
     engine = _engine(args)
-    records = []
-    for p in paths:
-        try:
-            records.append((p, read_gcg_file(str(p))))
-        except (FormatError, OSError) as exc:
-            raise CliError(f"{p}: {exc}") from None
     from rich.console import Console
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     stop = threading.Event()
-    results = []
-    for p, record in records:
+    results: list[dict] = []
+    failed = 0
+
+    def failure(p: Path, exc: Exception) -> None:
+        # one game of a batch that cannot be read or analysed: said on one line, the others still run
+        nonlocal failed
+        if len(paths) == 1:
+            raise CliError(f"{p}: {exc}") from None
+        failed += 1
+        print(f"macondo: error: {p}: {exc}", file=sys.stderr)
+        results.append({"game": p.name, "error": str(exc)})
+
+    for p in paths:
         if stop.is_set():
             break
+        try:
+            record = read_gcg_file(str(p))
+        except (FormatError, OSError) as exc:
+            failure(p, exc)
+            continue
         bar = None
         progress = None
         if not args.json and sys.stderr.isatty():
@@ -471,20 +486,21 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
         try:
             res = run_interruptible(one, stop.set, "analysis")
-        except FormatError as exc:
-            raise CliError(f"{p}: {exc}") from None
+        except (FormatError, LexiconError, ValueError) as exc:
+            failure(p, exc)
+            continue
         finally:
             if bar is not None:
                 bar.stop()
-        results.append(res)
+        results.append(res.to_json())
         if out is not None:
             target = out / f"{p.stem}.analysed.gcg" if out.is_dir() else out
             target.write_text(annotated_gcg(record, res), encoding="utf-8")
         if not args.json:
             print_report(res, console)
     if args.json:
-        print(json.dumps({"games": [r.to_json() for r in results]}))
-    return 0
+        print(json.dumps({"games": results}))
+    return 1 if failed else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -755,6 +771,14 @@ def build_parser() -> argparse.ArgumentParser:
     pg.add_argument("--opp-rack", help="known opponent tiles")
     pg.add_argument("--endgame-heuristics", action="store_true",
                     help="score endgame horizons by a greedy playout (slower; default: the spread)")
+    pg.add_argument("--opponent-model", choices=("pessimistic", "solver"), default="pessimistic",
+                    help="pessimistic: we win a draw only if every reply loses for them; solver: the opponent "
+                         "solves their own pre-endgame from what they can see (ties go against us)")
+    pg.add_argument("--endgame-leaf", choices=("auto", "playout", "static"), default="auto",
+                    help="endgame leaves: auto = a greedy playout where a tile is stuck or at risk at the endgame's "
+                         "root, the spread elsewhere (default); playout = everywhere; static = nowhere")
+    pg.add_argument("--quick-pass", type=_bool_text, default=True, metavar="true|false",
+                    help="rank every play on every draw at low fidelity first (default true)")
     pg.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
     pg.add_argument("--max-time", type=_seconds, default=0.0)
     pg.add_argument("--tt-mb", type=_tt_mb, default=256)

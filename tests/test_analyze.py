@@ -23,16 +23,17 @@ from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
 from macondo_server.server import create_server
 
-from conftest import CASES_DIR, LEXICA, ROOT, needs_csw21, shared_settings
+from conftest import CASES_DIR, LEXICA, ROOT, needs_csw21, needs_nwl20, shared_settings
 
 GAME = CASES_DIR / "gcg" / "success_standard.gcg"
 needs_game = pytest.mark.skipif(not GAME.is_file(), reason="shared tournament game absent")
 
-# a budget small enough for a test; every limit is an iteration or depth count, never a time that binds
-SMALL = dict(sim_iterations=24, sim_plays=3, sim_plies=1, peg_plays=2, peg_endgame_plies=1, peg_max_time=0,
+# a budget small enough for a test; the limits that bind are iteration and depth counts (the one pre-endgame
+# turn of the game solves in about a second at this budget; its time limit is only a safety cap)
+SMALL = dict(sim_iterations=24, sim_plays=3, sim_plies=1, peg_plays=2, peg_endgame_plies=1, peg_max_time=30,
              endgame_plies=2, endgame_max_time=0, endgame_candidates=1, threads=2)
 SMALL_CLI = ["--sim-iterations", "24", "--sim-plays", "3", "--sim-plies", "1", "--peg-plays", "2",
-             "--peg-endgame-plies", "1", "--peg-time", "0", "--endgame-plies", "2", "--endgame-time", "0",
+             "--peg-endgame-plies", "1", "--peg-time", "30", "--endgame-plies", "2", "--endgame-time", "0",
              "--endgame-candidates", "1", "--threads", "2"]
 
 
@@ -201,6 +202,28 @@ def test_cli_errors_are_one_line(argv, needle, capsys):
     assert code == 1
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err and "Traceback" not in err
+
+
+@needs_nwl20
+def test_cli_batch_reports_each_game(capsys):
+    """Several games: each analysed or refused on its own line; turns whose rack the file does not show are
+    skipped (never analysed with a made-up rack); the pass after the opponent went out is no turn."""
+    data = ROOT / "tests" / "data" / "gcg"
+    files = [data / n for n in ("missing_racks.gcg", "polish_tiles.gcg", "double_challenge_after_out.gcg")]
+    code = main(["--data-dir", str(LEXICA), "analyze", *map(str, files), "--player", "2", "--sim-iterations", "2",
+                 "--sim-plays", "1", "--sim-plies", "0", "--peg-plays", "1", "--peg-endgame-plies", "1",
+                 "--peg-time", "2", "--endgame-plies", "1", "--endgame-candidates", "0", "--json"])
+    out = capsys.readouterr()
+    assert code == 1 and out.err.count("\n") == 1 and "polish_tiles.gcg" in out.err and "not support" in out.err
+    games = json.loads(out.out)["games"]
+    assert [g["game"] for g in games] == [f.name for f in files]
+    assert "error" in games[1] and "turns" not in games[1]
+    skipped = {t["event"]: t["skipped"] for t in games[0]["turns"] if t["skipped"]}
+    assert skipped == {4: "the file does not show this rack", 6: "the file does not show this rack"}
+    record = read_gcg_file(str(files[2]))
+    analysed = {t["event"] for t in games[2]["turns"]}
+    last_pass = max(n for n, ev in enumerate(record.events, 1) if ev.type == "pass")
+    assert last_pass not in analysed and not any(t["skipped"] for t in games[2]["turns"])
 
 
 def test_cli_garbage_and_empty_folder(tmp_path, capsys):
