@@ -754,32 +754,49 @@ def print_report(analysis: GameAnalysis, console) -> None:
         console.print(f"[yellow]warning:[/yellow] {w}")
     plain = not console.is_terminal
     tb = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=False)
-    for col, just in (("#", "right"), ("Player", "left"), ("Rack", "left"), ("Bag", "right"),
-                      ("Phase", "left"), ("Played", "left"), ("Rank", "right"), ("Best", "left"),
-                      ("Win% lost", "right"), ("Eq lost", "right"), ("Mistake", "left"), ("Notes", "left")):
-        tb.add_column(col, justify=just)  # type: ignore[arg-type]
+    # narrow terminals: the columns a reader needs first (rack, bag and phase are in the JSON and the notes)
+    wide = plain or console.width >= 120
+    cols = [("#", "right", 3), ("Player", "left", 6)] + (
+        [("Rack", "left", 7), ("Bag", "right", 3), ("Phase", "left", 5)] if wide else []) + [
+        ("Played", "left", 8), ("Rank", "right", 5), ("Best", "left", 8), ("Win%-", "right", 5),
+        ("Eq-", "right", 5), ("Mistake", "left", 6)]
+    for col, just, width in cols:
+        tb.add_column(col, justify=just, min_width=width)  # type: ignore[arg-type]
+    tb.add_column("Notes", overflow="fold", min_width=10)
     colours = {"small": "blue", "medium": "dark_orange", "large": "red"}
     for t in a.turns:
+        head = [str(t.event), t.nick[:12] if wide else t.nick[:8]]
+        if wide:
+            head += [t.rack, str(t.bag), t.phase or "-"]
         if t.skipped:
-            tb.add_row(str(t.event), t.nick, t.rack, str(t.bag), "-", t.played.move or "-", "-", "-", "-", "-",
-                       "-", f"not analysed: {t.skipped}")
+            tb.add_row(*head, t.played.move or "-", "-", "-", "-", "-", "-", f"not analysed: {t.skipped}")
             continue
         mistake = t.mistake if t.mistake == "none" else f"[{colours[t.mistake]}]{t.mistake}[/]"
         eq = t.spread_loss if t.phase == "endgame" else t.equity_loss
         notes = "; ".join(x for x in [_flags(t)] + t.notes if x)
-        tb.add_row(str(t.event), t.nick, t.rack, str(t.bag), t.phase, t.played.move or "-",
-                   f"{t.rank}/{t.candidates}" if t.rank else "-", t.best.move if t.best else "-",
-                   _num(t.win_loss, bound=t.loss_is_bound), _num(eq), mistake if t.rank else "-", notes)
+        tb.add_row(*head, t.played.move or "-", f"{t.rank}/{t.candidates}" if t.rank else "-",
+                   t.best.move if t.best else "-", _num(t.win_loss, bound=t.loss_is_bound), _num(eq),
+                   mistake if t.rank else "-", notes)
     console.print(tb)
+    # the summary: a row per figure, a column per player (fits any terminal)
     st = Table(title="Summary", box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=False)
-    for col in ("Player", "Turns", "Best played", "Equity lost", "Win% lost", "Endgame spread lost",
-                "Mistakes S/M/L", "Mistake index", "Bingos missed", "Phonies (challenged)", "Challenges missed"):
-        st.add_column(col, justify="left" if col == "Player" else "right")
+    st.add_column("")
     for s in a.summaries:
-        st.add_row(s.nick, str(s.turns), str(s.optimal), f"{s.equity_lost:.1f}", f"{s.win_lost:.1f}",
-                   str(s.spread_lost), f"{s.small}/{s.medium}/{s.large}", f"{s.mistake_index:.1f}",
-                   f"{s.bingos_missed}/{s.bingos_available}", f"{s.phonies} ({s.phonies_challenged})",
-                   str(s.challenges_missed))
+        st.add_column(s.nick, justify="right")
+    rows: list[tuple[str, Callable[[PlayerSummary], str]]] = [
+        ("turns analysed", lambda s: str(s.turns)),
+        ("best move played", lambda s: str(s.optimal)),
+        ("equity lost", lambda s: f"{s.equity_lost:.1f}"),
+        ("win% lost", lambda s: f"{s.win_lost:.1f}"),
+        ("endgame spread lost", lambda s: str(s.spread_lost)),
+        ("mistakes small/medium/large", lambda s: f"{s.small}/{s.medium}/{s.large}"),
+        ("mistake index", lambda s: f"{s.mistake_index:.1f}"),
+        ("bingos missed/available", lambda s: f"{s.bingos_missed}/{s.bingos_available}"),
+        ("phonies (challenged off)", lambda s: f"{s.phonies} ({s.phonies_challenged})"),
+        ("challenges missed", lambda s: str(s.challenges_missed)),
+    ]
+    for label, fn in rows:
+        st.add_row(label, *[fn(s) for s in a.summaries])
     console.print(st)
     by_event = {t.event: t for t in a.turns}
     for s in a.summaries:
@@ -790,5 +807,6 @@ def print_report(analysis: GameAnalysis, console) -> None:
             t = by_event[ev]
             loss = (f"-{t.win_loss:.1f}% win" if t.win_loss is not None and t.phase != "endgame"
                     else f"-{t.spread_loss} spread")
+            est = "" if t.complete else "; an estimate: the budget was cut"
             console.print(f"  event {t.event} (line {t.line}): {t.played.move} instead of "
-                          f"{t.best.move if t.best else '?'} ({loss}, {t.mistake})")
+                          f"{t.best.move if t.best else '?'} ({loss}, {t.mistake}{est})")

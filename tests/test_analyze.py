@@ -175,7 +175,7 @@ def test_report_and_annotated_gcg(tmp_path, capsys, record):
     assert main(["--data-dir", str(LEXICA), "analyze", str(GAME), "--player", "2", *SMALL_CLI,
                  "--gcg-out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "Summary" in text and "Mistake index" in text and "RightBehindYou" in text
+    assert "Summary" in text and "mistake index" in text and "RightBehindYou" in text
     noted = parse_gcg(out.read_text(encoding="utf-8"))
     assert [(e.type, e.score, e.cumulative) for e in noted.events] == [
         (e.type, e.score, e.cumulative) for e in record.events]
