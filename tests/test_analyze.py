@@ -380,3 +380,21 @@ def test_analyze_options_validate():
         with pytest.raises(ValueError):
             AnalyzeOptions(**bad).validate()
     AnalyzeOptions().validate()
+
+
+@needs_csw21
+@needs_game
+def test_python_client_analyze(stub):
+    from macondo_client import Client, InvalidArgument
+
+    _, running = stub
+    gcg = GAME.read_text(encoding="utf-8")
+    with Client(f"127.0.0.1:{running.port}") as c:
+        final = c.analyze(gcg, player="1", seed=2, sim_iterations=8, sim_plays=2, sim_plies=1, endgame_plies=2,
+                          endgame_candidates=0, timeout=300).result()
+        assert final.final and final.turns_done == 13 and final.summary[0].nick == "HastyBot"
+        assert json.loads(final.json)["turns_analysed"] == 13
+        with pytest.raises(InvalidArgument, match="is not in the game"):
+            c.analyze(gcg, player="3").result()
+        with pytest.raises(ValueError, match="unknown option"):
+            c.analyze(gcg, plies=3)
