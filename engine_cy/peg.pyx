@@ -136,6 +136,21 @@ cdef struct NestEntry:
     uint8_t* verdict
 
 
+cdef uint64_t PLAYOUT_SALT = 0x9E3779B97F4A7C15ULL
+
+cdef enum:
+    MAX_MOVES_CHOICE = 4096    # tied plays an opponent's choice can hold (more are not examined)
+    CHOICE_CACHE = 1024        # the opponent's choices kept per worker (direct-mapped)
+    CHOICE_MAX = 16            # tied plays kept per choice (a choice with more is not cached)
+
+
+cdef struct ChoiceEntry:
+    uint64_t key
+    int n                      # tied plays (0: empty slot)
+    uint64_t moves[CHOICE_MAX]
+    int32_t scores[CHOICE_MAX]
+
+
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
     x ^= x >> 33
     x *= 0xFF51AFD7ED558CCDULL
@@ -182,6 +197,13 @@ cdef class PegWorker:
     # True = solver (they solve their own pre-endgame from what they can see; ties go against us)
     cdef public bint opp_solver
     cdef public long long opp_solves
+    cdef public long long opp_solve_hits
+    cdef ChoiceEntry* ccache
+    # endgame leaves: 0 static (the spread), 1 greedy playout everywhere, 2 auto: a greedy playout in the
+    # endgames where a tile is stuck or at risk at the root (at most `risk_moves` plays use it), static elsewhere
+    cdef public int leaf_mode
+    cdef public int risk_moves
+    cdef public long long playout_endgames
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -190,7 +212,6 @@ cdef class PegWorker:
             self.g.solver_mode()
         self.eg = EndgameWorker(kwg, ld, tt, bingo_bonus)
         self.eg.attach(self.g)
-        self.eg.heuristics = True
         self.eg.stop_flag = &self.own_stop
         self.mg = MoveGen(kwg, ld, klv, bingo_bonus)
         self.mg.bind(self.g.board)
@@ -212,6 +233,13 @@ cdef class PegWorker:
         self.max_replies = 0
         self.opp_solver = False
         self.opp_solves = 0
+        self.opp_solve_hits = 0
+        self.leaf_mode = 0
+        self.risk_moves = 2
+        self.playout_endgames = 0
+        self.ccache = <ChoiceEntry*> calloc(CHOICE_CACHE, sizeof(ChoiceEntry))
+        if self.ccache == NULL:
+            raise MemoryError()
         self.trace_seqs = NULL
         self.trace_weights = NULL
         self.trace_verdict = NULL
@@ -223,6 +251,7 @@ cdef class PegWorker:
             for i in range(NEST_CACHE):
                 free(self.ncache[i].verdict)
             free(self.ncache)
+        free(self.ccache)
 
     cdef void _free_trace(self) noexcept nogil:
         free(self.trace_seqs)
@@ -238,11 +267,11 @@ cdef class PegWorker:
 
     @property
     def heuristics(self):
-        return self.eg.heuristics
+        return self.leaf_mode == 1
 
     @heuristics.setter
     def heuristics(self, bint on):
-        self.eg.heuristics = on
+        self.leaf_mode = 1 if on else 0
 
     def set_deadline(self, double deadline):
         self.eg.deadline = deadline
@@ -253,18 +282,50 @@ cdef class PegWorker:
 
     # ------------------------------------------------------------ C core
 
+    cdef bint at_risk(self, int player) noexcept nogil:
+        """Whether the player holds a tile that at most risk_moves legal placements use (0: a stuck tile)."""
+        cdef int uses[MAX_ALPHABET]
+        cdef uint64_t mv, code
+        cdef int i, slot, ml, n
+        memset(uses, 0, sizeof(uses))
+        self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_SMALL, 0, False)
+        for i in range(self.mg.n_moves):
+            mv = self.mg.small_buf[i]
+            if packed_kind(mv) != MOVE_PLACE:
+                continue
+            for slot in range(RACK_SIZE):
+                code = (mv >> (13 + 7 * slot)) & 0x7F
+                if code == 0:
+                    break
+                ml = 0 if (code & 0x40) else <int> (code & 0x3F)
+                uses[ml] += 1
+        for ml in range(self.g.ld.size):
+            if self.g.racks[player][ml] and uses[ml] <= self.risk_moves:
+                return True
+        return False
+
     cdef int endgame_outcome(self) noexcept nogil:
         cdef int p = self.g.on_turn, v, s
+        cdef bint playout
         if self.g.over:
             s = self.g.score[self.me] - self.g.score[1 - self.me]
         else:
             if self.own_stop:
                 return O_UNRES
             self.eg.no_abort = False
+            playout = self.leaf_mode == 1 or (self.leaf_mode == 2 and (self.at_risk(0) or self.at_risk(1)))
+            self.eg.heuristics = playout
+            if playout:
+                self.playout_endgames += 1
+                if self.leaf_mode == 2:
+                    # these endgames value leaves differently: their positions get their own table entries
+                    self.g.hash ^= PLAYOUT_SALT
             if self.exact:
                 v = self.eg.search_c(self.plies, -EG_INF, EG_INF)
             else:
                 v = self.eg.search_c(self.plies, -1, 1)
+            if playout and self.leaf_mode == 2:
+                self.g.hash ^= PLAYOUT_SALT
             if self.eg.aborted:
                 return O_UNRES
             self.endgames += 1
@@ -338,9 +399,74 @@ cdef class PegWorker:
         keeps the plays with the fewest expected losses (a draw counts half; pessimistic for them below, within
         the nesting limit) and, among those tied plays, takes the one worst for us. Returns our outcome for
         the actual bag, or -1 when they have no candidate to choose from (the caller then checks every
-        reply)."""
+        reply). Their choice depends only on what they see, so it is cached: every draw that leaves them the
+        same rack on the same board shares it."""
+        cdef int o = self.g.on_turn, us = self.me, k = self.g.bag_n
+        cdef int i, r, n_tied = 0, worst
+        cdef uint64_t key
+        cdef ChoiceEntry* e
+        cdef uint64_t* tmoves
+        cdef int32_t* tscores
+        cdef Move m
+        key = _mix(self.g.hash ^ self.g.rack_hash(us)
+                   ^ _mix(<uint64_t> (self.g.score[o] - self.g.score[us] + 100000))
+                   ^ (<uint64_t> dn << 56) ^ (<uint64_t> self.plies << 48) ^ (<uint64_t> k << 40)
+                   ^ (<uint64_t> self.max_nested << 32) ^ 0x5EED)
+        if key == 0:
+            key = 1
+        e = &self.ccache[key & (CHOICE_CACHE - 1)]
+        if e.key == key and e.n > 0:
+            self.opp_solve_hits += 1
+            n_tied = e.n
+            tmoves = e.moves
+            tscores = e.scores
+        else:
+            tmoves = <uint64_t*> malloc(MAX_MOVES_CHOICE * sizeof(uint64_t))
+            tscores = <int32_t*> malloc(MAX_MOVES_CHOICE * sizeof(int32_t))
+            if tmoves == NULL or tscores == NULL:
+                free(tmoves)
+                free(tscores)
+                return O_UNRES
+            n_tied = self.opp_choice(dn, tmoves, tscores)
+            if n_tied > 0 and n_tied <= CHOICE_MAX and not self.own_stop:
+                e.key = key
+                e.n = n_tied
+                memcpy(e.moves, tmoves, n_tied * sizeof(uint64_t))
+                memcpy(e.scores, tscores, n_tied * sizeof(int32_t))
+                free(tmoves)
+                free(tscores)
+                tmoves = e.moves
+                tscores = e.scores
+            elif n_tied <= 0 or self.own_stop:
+                free(tmoves)
+                free(tscores)
+                if self.own_stop:
+                    return O_UNRES
+                return -1
+        worst = O_WIN
+        for i in range(n_tied):
+            unpack_move(tmoves[i], self.g.board, &m)
+            m.score = tscores[i]
+            r = self.solve_move(&m, dn)
+            if r > worst:
+                worst = r
+            if worst == O_LOSS:
+                break
+            if self.own_stop:
+                if worst < O_UNRES:
+                    worst = O_UNRES
+                break
+        if tmoves != e.moves:
+            free(tmoves)
+            free(tscores)
+        return worst
+
+    cdef int opp_choice(self, int dn, uint64_t* tmoves, int32_t* tscores) noexcept nogil:
+        """The opponent's nested solve (see solver_replies): writes their tied best plays (packed) and returns
+        how many (0: no candidate, or stopped). Sub-draws are tried most-often-lost first, so a play that
+        cannot match the best so far is dropped after as few endgames as possible."""
         cdef int o = self.g.on_turn, us = self.me, k = self.g.bag_n, size = self.g.ld.size
-        cdef int nq, i, j, t, qi, r, n_c = 0, c, res = -1, worst, n_tied = 0
+        cdef int nq, i, j, t, qi, gi, ng, n_c = 0, c, n_tied = 0
         cdef uint8_t unseen[MAX_ALPHABET]
         cdef uint8_t save_us[MAX_ALPHABET]
         cdef uint8_t us_counts[MAX_ALPHABET]
@@ -348,12 +474,14 @@ cdef class PegWorker:
         cdef ml_t cur_seq[MAX_SEQ]
         cdef ml_t* seqs
         cdef int64_t* weights
+        cdef int64_t* gw
         cdef int* reps
+        cdef int* order
+        cdef int* lost
         cdef KeyIdx* keys
-        cdef uint8_t* cur
-        cdef int* tied
         cdef ArenaMove* cands
         cdef int64_t best = 0, T
+        cdef int res
         cdef bint have_best = False, complete
         cdef Move m
         cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
@@ -367,14 +495,15 @@ cdef class PegWorker:
         self.mg.gen_c(self.g.racks[o], k, -1, RECORD_SMALL, 0, False)
         seqs = <ml_t*> malloc(nq * MAX_SEQ)
         weights = <int64_t*> malloc(nq * sizeof(int64_t))
+        gw = <int64_t*> malloc((k + 1) * nq * sizeof(int64_t))
         reps = <int*> malloc((k + 1) * nq * sizeof(int))
+        order = <int*> malloc(nq * sizeof(int))
+        lost = <int*> calloc(nq, sizeof(int))
         keys = <KeyIdx*> malloc(nq * sizeof(KeyIdx))
-        cur = <uint8_t*> malloc(nq)
         cands = <ArenaMove*> malloc((self.mg.n_moves + 1) * sizeof(ArenaMove))
-        tied = <int*> malloc((self.mg.n_moves + 1) * sizeof(int))
-        if seqs == NULL or weights == NULL or reps == NULL or keys == NULL or cur == NULL or cands == NULL \
-                or tied == NULL:
-            res = O_UNRES
+        if seqs == NULL or weights == NULL or gw == NULL or reps == NULL or order == NULL or lost == NULL \
+                or keys == NULL or cands == NULL:
+            n_tied = 0
         else:
             for i in range(self.mg.n_moves):
                 if packed_kind(self.mg.small_buf[i]) == MOVE_PASS and self.skip_deep_pass and not after_pass:
@@ -387,6 +516,12 @@ cdef class PegWorker:
             memset(cur_seq, 0, MAX_SEQ)
             _fill_seqs(unseen, size, k, 0, cur_seq, seqs, weights, 0, 1)
             _group_reps(seqs, nq, k, keys, reps)
+            # the weight of each group of equivalent sub-draws, on its representative
+            for t in range(k + 1):
+                for qi in range(nq):
+                    gw[t * nq + qi] = 0
+                for qi in range(nq):
+                    gw[t * nq + reps[t * nq + qi]] += weights[qi]
             self.me = o     # their point of view
             for c in range(n_c):
                 unpack_move(cands[c].move, self.g.board, &m)
@@ -394,22 +529,33 @@ cdef class PegWorker:
                 t = m.n_tiles if m.kind == MOVE_PLACE else 0
                 if t > k:
                     t = k
+                ng = 0
+                for qi in range(nq):
+                    if reps[t * nq + qi] == qi:
+                        order[ng] = qi
+                        ng += 1
+                # most-often-lost first (insertion sort: a handful of groups)
+                for i in range(1, ng):
+                    j = i
+                    while j > 0 and lost[order[j]] > lost[order[j - 1]]:
+                        qi = order[j]
+                        order[j] = order[j - 1]
+                        order[j - 1] = qi
+                        j -= 1
                 T = 0
                 complete = True
-                for qi in range(nq):
-                    r = reps[t * nq + qi]
-                    if r != qi:
-                        cur[qi] = cur[r]
-                    else:
-                        memcpy(us_counts, unseen, MAX_ALPHABET)
-                        for j in range(k):
-                            us_counts[seqs[qi * MAX_SEQ + j]] -= 1
-                        self.g.set_hidden(us, us_counts, &seqs[qi * MAX_SEQ], k)
-                        cur[qi] = <uint8_t> self.solve_move(&m, dn + 1)
-                    if cur[qi] == O_LOSS:
-                        T += 2 * weights[qi]
-                    elif cur[qi] == O_DRAW:
-                        T += weights[qi]
+                for gi in range(ng):
+                    qi = order[gi]
+                    memcpy(us_counts, unseen, MAX_ALPHABET)
+                    for j in range(k):
+                        us_counts[seqs[qi * MAX_SEQ + j]] -= 1
+                    self.g.set_hidden(us, us_counts, &seqs[qi * MAX_SEQ], k)
+                    res = self.solve_move(&m, dn + 1)
+                    if res == O_LOSS:
+                        T += 2 * gw[t * nq + qi]
+                        lost[qi] += 1
+                    elif res == O_DRAW:
+                        T += gw[t * nq + qi]
                     if self.own_stop or (have_best and T > best):
                         complete = False
                         break
@@ -421,36 +567,24 @@ cdef class PegWorker:
                     best = T
                     have_best = True
                     n_tied = 0
-                tied[n_tied] = c
-                n_tied += 1
+                if n_tied < MAX_MOVES_CHOICE:
+                    tmoves[n_tied] = cands[c].move
+                    tscores[n_tied] = cands[c].score
+                    n_tied += 1
             self.me = us
             self.g.set_hidden(us, save_us, actual, k)
             if self.own_stop:
-                res = O_UNRES
-            elif have_best:
-                worst = O_WIN
-                for i in range(n_tied):
-                    unpack_move(cands[tied[i]].move, self.g.board, &m)
-                    m.score = cands[tied[i]].score
-                    r = self.solve_move(&m, dn)
-                    if r > worst:
-                        worst = r
-                    if worst == O_LOSS:
-                        break
-                    if self.own_stop:
-                        if worst < O_UNRES:
-                            worst = O_UNRES
-                        break
-                res = worst
+                n_tied = 0
         self.me = us
         free(seqs)
         free(weights)
+        free(gw)
         free(reps)
+        free(order)
+        free(lost)
         free(keys)
-        free(cur)
         free(cands)
-        free(tied)
-        return res
+        return n_tied
 
     cdef int nested(self, int d) noexcept nogil:
         """Our turn with tiles still in the bag: choose as if we could not see the bag (every sub-draw of the

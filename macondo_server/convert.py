@@ -155,7 +155,7 @@ def endgame_to_pb(res, pos: Position, job_id: str, final: bool, stopped: bool) -
                               stopped=stopped, complete=res.complete)
 
 
-def peg_to_pb(res, pos: Position, job_id: str, stopped: bool) -> pb.PreEndgameProgress:
+def peg_to_pb(res, pos: Position, job_id: str, stopped: bool, summary_only: bool = False) -> pb.PreEndgameProgress:
     from .peg import OUTCOME_NAMES, outcome_counts
 
     tot = res.total_permutations
@@ -164,8 +164,16 @@ def peg_to_pb(res, pos: Position, job_id: str, stopped: bool) -> pb.PreEndgamePr
         info = pb.PEGPlayInfo(
             move=plain_move_to_pb(p.move, pos, p.score), wins=p.points,
             win_pct=100 * p.points / tot if tot else 0.0, cut_off=p.cut_off, unresolved=p.unresolved,
-            outcomes=[pb.PEGOutcomeInfo(draw=g.label, result=OUTCOME_NAMES[g.outcome], weight=g.weight)
-                      for g in p.groups if g.outcome is not None],
+            outcomes=[] if summary_only else [
+                pb.PEGOutcomeInfo(draw=g.label, result=OUTCOME_NAMES[g.outcome], weight=g.weight)
+                for g in p.groups if g.outcome is not None],
+            outcomes_all=[] if summary_only else [
+                pb.PEGOutcomeInfo(draw=g.label, weight=g.weight,
+                                  result="pending" if g.outcome is None else OUTCOME_NAMES[g.outcome],
+                                  quick="" if g.quick is None else OUTCOME_NAMES[g.quick])
+                for g in p.groups],
+            complete_at=p.complete_at, quick_wins=p.quick_points, quick_draws_done=p.quick_done,
+            estimate=p.estimate,
             lower_wins=p.lower, upper_wins=p.upper, draws_done=p.groups_done, draws_total=p.groups_total,
             pending_weight=p.pending,
             outcome_counts=[pb.PEGOutcomeCount(result=name, draws=c["draws"], weight=c["weight"])
@@ -185,5 +193,7 @@ def peg_to_pb(res, pos: Position, job_id: str, stopped: bool) -> pb.PreEndgamePr
         leader_lower=lead.lower if lead else 0.0, leader_upper=lead.upper if lead else 0.0,
         best_lower=res.best_lower, best_upper=res.best_upper, endgames_per_second=res.endgames_per_second,
         draw_groups_left=res.groups_left, endgames_left=res.endgames_left, eta_seconds=eta or 0.0,
-        finished=res.finished,
+        finished=res.finished, phase=res.phase, leader_depth=res.leader_depth,
+        quick_draws_done=res.quick_done_jobs, endgame_plies=res.endgame_plies, opponent_model=res.opponent_model,
+        opponent_solves=res.opp_solves,
     )

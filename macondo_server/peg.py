@@ -33,6 +33,8 @@ EVENTUALITY_TT_MB = 64   # the table of the endgames an eventuality explanation 
 QUICK_PLIES = 1
 QUICK_REPLIES = 8
 OPPONENT_MODELS = ("pessimistic", "solver")
+LEAF_MODES = {"static": 0, "playout": 1, "auto": 2}
+RISK_MOVES = 2
 
 
 @dataclass
@@ -49,7 +51,10 @@ class PegOptions:
     max_time: float = 0.0
     tt_megabytes: int = 256
     lexicon: str | None = None
-    endgame_heuristics: bool = False   # greedy playout at endgame horizons (Macondo's choice; ~5x slower)
+    endgame_heuristics: bool = False   # a greedy playout at every endgame leaf (Macondo's choice; ~7x slower)
+    # endgame leaves: "auto" = a greedy playout in the endgames where a tile is stuck or at risk at the root
+    # (RISK_MOVES plays or fewer use it), the spread elsewhere; "playout" = everywhere; "static" = nowhere
+    endgame_leaf: str = "auto"
     opponent_model: str = "pessimistic"  # or "solver": the opponent solves their own pre-endgame (see PegWorker)
     quick_pass: bool = True              # a complete low-fidelity pass first (anytime ranking)
 
@@ -64,6 +69,8 @@ class PegOptions:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
         if self.max_time < 0:
             raise ValueError(f"max time must not be negative, got {self.max_time}")
+        if self.endgame_leaf not in LEAF_MODES:
+            raise ValueError(f"endgame leaf must be one of {', '.join(LEAF_MODES)}, got {excerpt(self.endgame_leaf)}")
         if self.opponent_model not in OPPONENT_MODELS:
             raise ValueError(f"opponent model must be one of {', '.join(OPPONENT_MODELS)}, "
                              f"got {excerpt(self.opponent_model)}")
@@ -453,10 +460,8 @@ class PegJob:
         self.tt = TranspositionTable(opts.tt_megabytes)
         self.workers = [PegWorker(game, lex.kwg, lex.klv, lex.ld, self.tt, bb) for _ in range(opts.threads)]
         for w in self.workers:
-            w.plies = opts.endgame_plies
-            w.max_nested = opts.max_nested_depth
             w.skip_deep_pass = opts.skip_deep_pass
-            w.heuristics = opts.endgame_heuristics
+        self._configure(quick=False)   # the full solve's settings (an eventuality uses them as they are)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.done_jobs = 0
@@ -504,13 +509,14 @@ class PegJob:
                 w.max_replies = QUICK_REPLIES
                 w.max_nested = 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1)
                 w.opp_solver = False
-                w.heuristics = False
+                w.leaf_mode = LEAF_MODES["static"]
             else:
                 w.plies = opts.endgame_plies
                 w.max_replies = 0
                 w.max_nested = opts.max_nested_depth
                 w.opp_solver = opts.opponent_model == "solver"
-                w.heuristics = opts.endgame_heuristics
+                w.leaf_mode = LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf]
+                w.risk_moves = RISK_MOVES
 
     def _run_pool(self, work: Callable[[PegWorker], None], progress: Callable[[PegResult], None] | None,
                   interval: float, deadline: float | None) -> None:

@@ -370,6 +370,9 @@ class EngineServicer(pb_grpc.EngineServicer):
                 opp_rack=request.opp_rack or None, threads=job.threads,
                 max_time=request.max_time, endgame_heuristics=request.endgame_heuristics,
                 lexicon=request.position.lexicon or None, tt_megabytes=tt,
+                opponent_model=request.opponent_model or "pessimistic",
+                endgame_leaf=request.endgame_leaf or "auto",
+                quick_pass=request.quick_pass if request.HasField("quick_pass") else True,
             )
             if request.eventuality:
                 opts.threads, opts.skip_tiebreaker = 1, True
@@ -392,8 +395,10 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         yield from self._stream(context, "peg", request, setup,
                                 lambda state, stop: state[1].run(stop=stop, interval=3600),
-                                lambda state: peg_to_pb(state[1].snapshot(final=False), state[0], "", False),
-                                lambda state, res, stopped: peg_to_pb(res, state[0], "", stopped or not res.complete),
+                                lambda state: peg_to_pb(state[1].snapshot(final=False), state[0], "", False,
+                                                        request.outcomes_summary_only),
+                                lambda state, res, stopped: peg_to_pb(res, state[0], "", stopped or not res.complete,
+                                                                      request.outcomes_summary_only),
                                 pb.PreEndgameProgress, threads=request.threads,
                                 tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 

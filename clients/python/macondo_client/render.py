@@ -62,6 +62,9 @@ def peg_leader_line(snap: pb.PreEndgameProgress) -> str:
         if snap.finished or snap.complete or not snap.leader_reason:
             reason = snap.leader_reason or "complete"
             return f"Winner: {snap.winner} ({reason})"
+        if snap.leader_depth == "quick":
+            return (f"Leader: {snap.winner} ({snap.leader_reason}; at full depth so far {_pts(snap.leader_lower)} "
+                    f"to {_pts(snap.leader_upper)} of {snap.total_permutations})")
         return (f"Leader: {snap.winner} ({snap.leader_reason}: at least {_pts(snap.leader_lower)} of "
                 f"{snap.total_permutations})")
     why = snap.no_leader_reason or "the bounds overlap"
@@ -97,7 +100,7 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
     if exact:
         lines.append(f"{'#':>3}  {'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
     else:
-        lines.append(f"{'#':>3}  {'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Spread':<9}"
+        lines.append(f"{'#':>3}  {'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Quick':<9}"
                      f"{'Draws':<12}{'Outcomes':<32}")
     for i, p in enumerate(snap.plays[:rows], 1):
         spread = f"{p.spread:.2f}" if p.HasField("spread") else ""
@@ -115,17 +118,21 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
             wins = f"{lo:.1f}-{hi:.1f}"
             pct = f"{100 * lo / tot:.1f}-{100 * hi / tot:.1f}" if tot else ""
         done = f"{p.draws_done}/{p.draws_total}"
-        lines.append(f"{i:>3}  {p.move.display.strip():<20}{wins:<18}{pct:<17}{spread:<9}{done:<12}{outcomes}{extra}"
+        quick = (f"{100 * p.quick_wins / tot:.1f}%" if tot and p.draws_total and p.quick_draws_done == p.draws_total
+                 else f"{p.quick_draws_done}/{p.draws_total}" if p.quick_draws_done else "")
+        lines.append(f"{i:>3}  {p.move.display.strip():<20}{wins:<18}{pct:<17}{quick:<9}{done:<12}{outcomes}{extra}"
                      f"{mark}")
     if len(snap.plays) > rows:
         lines.append(f"... {len(snap.plays) - rows} more plays")
     lines.append("❌ marks plays cut off early (they cannot beat the leader).")
     if not exact:
         lines.append("min-max: wins certain so far - wins if every draw not yet resolved were won; "
-                     "Draws: draw groups with a verdict / all.")
+                     "Draws: draw groups with a verdict / all; Quick: win % at the quick pass (1-ply endgames, "
+                     "the best replies only: a preview, not a bound).")
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
                  f"{tot} ordered draws in all.")
-    state = "complete" if snap.complete else ("stopped" if snap.stopped else "running")
+    state = "complete" if snap.complete else ("stopped" if snap.stopped else
+                                              "running: quick pass" if snap.phase in ("setup", "quick") else "running")
     lines.append(f"{snap.draws_done}/{snap.draws_total} play-draw jobs, {snap.endgames} endgames, "
                  f"{snap.nested_calls} nested solves, {snap.elapsed_seconds:.1f} s ({state})")
     return "\n".join(lines)
