@@ -312,6 +312,15 @@ cdef class PegWorker:
         else:
             if self.own_stop:
                 return O_UNRES
+            if self.plies == 1 and self.leaf_mode == 0 and not self.exact and self.g.zeros + 1 < self.g.max_zeros \
+                    and self.g.score[p] - self.g.score[1 - p] >= 1:
+                # one ply with static leaves: passing keeps the spread, so the mover's value is at least it
+                self.endgames += 1
+                s = self.g.score[p] - self.g.score[1 - p]
+                if p != self.me:
+                    s = -s
+                self.last_spread = s
+                return O_WIN if s > 0 else O_LOSS
             self.eg.no_abort = False
             playout = self.leaf_mode == 1 or (self.leaf_mode == 2 and (self.at_risk(0) or self.at_risk(1)))
             self.eg.heuristics = playout
@@ -402,7 +411,7 @@ cdef class PegWorker:
         reply). Their choice depends only on what they see, so it is cached: every draw that leaves them the
         same rack on the same board shares it."""
         cdef int o = self.g.on_turn, us = self.me, k = self.g.bag_n
-        cdef int i, r, n_tied = 0, worst
+        cdef int i, r, n_tied = 0, worst, decided
         cdef uint64_t key
         cdef ChoiceEntry* e
         cdef uint64_t* tmoves
@@ -427,7 +436,14 @@ cdef class PegWorker:
                 free(tmoves)
                 free(tscores)
                 return O_UNRES
-            n_tied = self.opp_choice(dn, tmoves, tscores)
+            decided = -1
+            n_tied = self.opp_choice(dn, tmoves, tscores, &decided)
+            if decided >= 0:
+                # a play they cannot improve on (no expected loss) already costs us the game: no need to
+                # list the rest of their tied plays (the list is partial: not cached)
+                free(tmoves)
+                free(tscores)
+                return decided
             if n_tied > 0 and n_tied <= CHOICE_MAX and not self.own_stop:
                 e.key = key
                 e.n = n_tied
@@ -461,10 +477,12 @@ cdef class PegWorker:
             free(tscores)
         return worst
 
-    cdef int opp_choice(self, int dn, uint64_t* tmoves, int32_t* tscores) noexcept nogil:
+    cdef int opp_choice(self, int dn, uint64_t* tmoves, int32_t* tscores, int* decided) noexcept nogil:
         """The opponent's nested solve (see solver_replies): writes their tied best plays (packed) and returns
         how many (0: no candidate, or stopped). Sub-draws are tried most-often-lost first, so a play that
-        cannot match the best so far is dropped after as few endgames as possible."""
+        cannot match the best so far is dropped after as few endgames as possible. Once a play with no
+        expected loss is found (nothing can beat it), each play tied with it is judged for us at once, and a
+        loss for us ends the search with decided = O_LOSS (the list is then partial)."""
         cdef int o = self.g.on_turn, us = self.me, k = self.g.bag_n, size = self.g.ld.size
         cdef int nq, i, j, t, qi, gi, ng, n_c = 0, c, n_tied = 0
         cdef uint8_t unseen[MAX_ALPHABET]
@@ -571,6 +589,14 @@ cdef class PegWorker:
                     tmoves[n_tied] = cands[c].move
                     tscores[n_tied] = cands[c].score
                     n_tied += 1
+                if best == 0 and not self.tracing:
+                    self.me = us
+                    self.g.set_hidden(us, save_us, actual, k)
+                    res = self.solve_move(&m, dn)
+                    self.me = o
+                    if res == O_LOSS and not self.own_stop:
+                        decided[0] = O_LOSS
+                        break
             self.me = us
             self.g.set_hidden(us, save_us, actual, k)
             if self.own_stop:
@@ -827,6 +853,87 @@ cdef class PegWorker:
                 out.append((_move_tuple(&r), o))
             return ("replies", out)
         finally:
+            self.g.undo_c()
+
+    def opponent_choice(self, tuple move, seq, opp_counts):
+        """Opponent model "solver", for explanations: after `move` with the bag `seq`, the opponent's own nested
+        solve. None when the bag is empty then; else (expected losses x2 of their best plays, total weight,
+        [(their tied play, our outcome on the actual bag, [(sub-draw, weight, their verdict), ...]), ...]) with
+        sub-draws first drawn first (their view: what the bag may hold; our rack is the rest)."""
+        cdef Move m, r
+        cdef int n, i, qi, j, o, us, k, res, decided = -1
+        cdef uint64_t* tm
+        cdef int32_t* ts
+        cdef uint8_t save_us[MAX_ALPHABET]
+        cdef uint8_t counts[MAX_ALPHABET]
+        cdef ml_t actual[MAX_SEQ]
+        cdef ml_t order[MAX_SEQ]
+        cdef int orig_me = self.me
+        self.setup(move, seq, opp_counts, &m)
+        self.g.play_c(&m)
+        tm = <uint64_t*> malloc(MAX_MOVES_CHOICE * sizeof(uint64_t))
+        ts = <int32_t*> malloc(MAX_MOVES_CHOICE * sizeof(int32_t))
+        try:
+            if tm == NULL or ts == NULL:
+                raise MemoryError()
+            if self.g.over or self.g.bag_n == 0 or self.g.on_turn == self.me:
+                return None
+            o = self.g.on_turn
+            us = self.me
+            k = self.g.bag_sequence(actual)
+            memcpy(save_us, self.g.racks[us], MAX_ALPHABET)
+            unseen = [self.g.racks[us][ml] for ml in range(self.g.ld.size)]
+            for i in range(k):
+                unseen[actual[i]] += 1
+            self.tracing = True
+            with nogil:
+                n = self.opp_choice(0, tm, ts, &decided)
+            self.tracing = False
+            subs = []
+
+            def rec(cur, left, w):
+                if len(cur) == k:
+                    subs.append((tuple(cur), w))
+                    return
+                for ml, c in enumerate(left):
+                    if c:
+                        left[ml] -= 1
+                        rec(cur + [ml], left, w * c)
+                        left[ml] += 1
+
+            rec([], list(unseen), 1)
+            total = sum(w for _, w in subs)
+            tied = []
+            best2 = None
+            for i in range(n):
+                unpack_move(tm[i], self.g.board, &r)
+                r.score = ts[i]
+                verdicts = []
+                t2 = 0
+                for sub, w in subs:
+                    for ml in range(self.g.ld.size):
+                        counts[ml] = unseen[ml]
+                    for j in range(k):
+                        order[j] = sub[j]
+                        counts[sub[j]] -= 1
+                    self.g.set_hidden(us, counts, order, k)
+                    self.me = o
+                    with nogil:
+                        res = self.solve_move(&r, 1)
+                    self.me = us
+                    verdicts.append((sub, w, res))
+                    t2 += 2 * w if res == O_LOSS else (w if res == O_DRAW else 0)
+                self.g.set_hidden(us, save_us, actual, k)
+                with nogil:
+                    res = self.solve_move(&r, 0)
+                best2 = t2 if best2 is None else min(best2, t2)
+                tied.append((_move_tuple(&r), res, verdicts))
+            return (best2 or 0, total, tied)
+        finally:
+            self.tracing = False
+            self.me = orig_me
+            free(tm)
+            free(ts)
             self.g.undo_c()
 
     def nested_trace(self, tuple move, seq, opp_counts, tuple reply):

@@ -600,12 +600,12 @@ class PegJob:
 
         def take() -> tuple[int, int] | None:
             """Best-first: the next draw of the play that can still reach the most points (ties: the better
-            quick-pass result, then the earlier play by static equity). With early cut-off, a play whose best
+            quick-pass result, then a bag-emptying play, then the earlier play by static equity). With early cut-off, a play whose best
             reachable total is below what another play has for certain is abandoned (reference 11.5, checked
             at every draw)."""
             with self._lock:
                 best_lower = max((self._lower2(p) for p in self.plays), default=0)
-                choice, choice_key = -1, (-1, -1.0)
+                choice, choice_key = -1, (-1, -1.0, False)
                 for pi, p in enumerate(self.plays):
                     if p.cut_off or not pending[pi]:
                         continue
@@ -613,7 +613,9 @@ class PegJob:
                     if opts.early_cutoff and upper < best_lower:
                         p.cut_off = True
                         continue
-                    k = (upper, p.quick_points)
+                    # equal so far: the cheaper play first (a bag-emptying play costs one endgame per draw;
+                    # any other, an endgame per opponent reply), to prove a leader as soon as possible
+                    k = (upper, p.quick_points, p.empties_bag)
                     if k > choice_key:
                         choice, choice_key = pi, k
                 if choice < 0:
@@ -720,6 +722,9 @@ class PegJob:
                 line, final = self._endgame_line(after_pos)
                 lines.append(f"  the bag is empty: an endgame with the opponent to move, {opts.endgame_plies} "
                              f"plies: best line {line}; final spread for us {-final:+d}")
+            elif opts.opponent_model == "solver" and (choice := w.opponent_choice(mt, seq, opp)) is not None:
+                lines += self._choice_lines(choice, after_pos, ld)
+                outcome = max((o for _, o, _ in choice[2]), default=WIN)
             else:
                 replies = rest[0]
                 tally = {WIN: 0, DRAW: 0, UNRESOLVED: 0, LOSS: 0}
@@ -751,6 +756,33 @@ class PegJob:
             lines.append(f"  verdict: {OUTCOME_NAMES[outcome].upper()}")
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
+
+    def _choice_lines(self, choice, after_pos: Position, ld) -> list[str]:
+        """The opponent's own nested solve (opponent model "solver"), shown as ours is."""
+        best2, total, tied = choice
+        out = [f"  the opponent solves their own pre-endgame (they cannot see our rack or the bag): "
+               f"{len(tied)} play{'s' if len(tied) != 1 else ''} tie with the fewest expected losses "
+               f"({_pts(best2 / 2)} of {total} orderings of what they cannot see, a draw counting half); "
+               "ties go against us"]
+        if not tied:
+            out.append("    no play of theirs could be fully examined: every reply is checked instead")
+            return out
+        for reply, ours, verdicts in tied[:5]:
+            dmove = Move(reply[0], reply[1], reply[2], reply[3], tuple(reply[4]))
+            text = format_move(dmove, ld, after_pos.board, style="table").strip()
+            t = dmove.tiles_played if dmove.kind == "place" else 0
+            groups: dict[str, list] = {}
+            for sub, weight, verdict in verdicts:
+                g = groups.setdefault(draw_label(ld, sub, t), [0, verdict])
+                g[0] += weight
+            by = ", ".join(f"{lab} {OUTCOME_NAMES[LOSS - v] if v in (WIN, LOSS) else OUTCOME_NAMES[v]}"
+                           for lab, (_, v) in list(groups.items())[:12])
+            more = f" (+{len(groups) - 12} more)" if len(groups) > 12 else ""
+            out.append(f"    {text} ({reply[5]}): for us on the actual bag: {OUTCOME_NAMES[ours]}; by what they "
+                       f"think is in the bag (our result): {by}{more}")
+        if len(tied) > 5:
+            out.append(f"    ... {len(tied) - 5} more tied plays")
+        return out
 
     def _endgame_line(self, pos: Position) -> tuple[str, int]:
         """The best line (text) and final spread (for the player on turn) of an endgame at the PEG's depth."""

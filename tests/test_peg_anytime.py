@@ -135,3 +135,76 @@ def test_table_summarises_long_lists_unless_verbose(engine):
     d = res.to_json()
     assert d["plays"][0]["outcome_counts"]["win"] == {"draws": len(wins), "weight": 70}
     assert d["plays"][0]["lower"] == d["plays"][0]["upper"] == 70 and d["leader"] == res.plays[0].text
+
+
+# ---------------------------------------------------------------- opponent model "solver" (both sides solve)
+
+def _solve(engine, case: str, **kw) -> PegResult:
+    return PegJob(engine, parse_cgp(CASES[case]["cgp"]), PegOptions(**kw)).run()
+
+
+@needs_cases
+def test_solver_model_is_never_worse_than_pessimistic(engine):
+    # the opponent's choice is a subset of their replies, judged the same way afterwards: no draw can be worse
+    # for us than in the pessimistic model; here they find the TOREROS bingo when we draw the I, as both
+    # reference engines do
+    kw = dict(endgame_plies=2, threads=2, only_solve=["6F .X."], quick_pass=False)
+    pess = _solve(engine, "peg-axe-2bag-csw21", **kw).plays[0]
+    solv_res = _solve(engine, "peg-axe-2bag-csw21", opponent_model="solver", **kw)
+    solv = solv_res.plays[0]
+    assert solv_res.opp_solves > 0 and solv_res.opponent_model == "solver"
+    by_label = {g.label: g.outcome for g in pess.groups}
+    for g in solv.groups:
+        assert g.outcome is not None and g.outcome <= by_label[g.label], g.label
+    assert solv.points == 70 and [g.label for g in solv.groups if g.outcome == 3] == ["[I]E"]
+    job = PegJob(engine, parse_cgp(CASES["peg-axe-2bag-csw21"]["cgp"]),
+                 PegOptions(opponent_model="solver", threads=1, skip_tiebreaker=True, **{
+                     k: v for k, v in kw.items() if k != "threads"}))
+    text = job.eventuality("IE")
+    assert "the opponent solves their own pre-endgame" in text and "TOREROS" in text
+    assert text.rstrip().endswith("verdict: LOSS")
+    with pytest.raises(ValueError, match="opponent model"):
+        PegOptions(opponent_model="optimistic").validate()
+
+
+@pytest.mark.slow
+@needs_cases
+def test_solver_model_counts_iiia_as_a_win(engine):
+    # Macondo's pre-endgame documentation (position #1): with A in the bag, the opponent's best 1-in-the-bag plays
+    # A(U)GUSTER and (TEMP)TER both lose, so a solving opponent does not beat 2L P(O)ND there; the pessimistic
+    # model counts the draw as a loss (some reply wins for them)
+    case = CASES["peg-doc1-pond-nwl20"]
+    out = {}
+    for model in ("pessimistic", "solver"):
+        job = PegJob(engine, parse_cgp(case["cgp"]), PegOptions(
+            endgame_plies=4, only_solve=["2L P.ND"], opponent_model=model, threads=1, skip_tiebreaker=True))
+        out[model] = job.eventuality("IIIA")
+    assert out["pessimistic"].rstrip().endswith("verdict: LOSS")
+    assert out["solver"].rstrip().endswith("verdict: WIN")
+    assert "AUGUSTER" in out["solver"].replace("(", "").replace(")", "")
+
+
+@pytest.mark.slow
+@needs_cases
+def test_defnnpt_sixty_seconds_names_def_a_t(engine):
+    # the time-limited run: 60 s, 2 plies, early cut-off; I1 DEF(A)T wins every draw at 2 plies
+    res = _solve(engine, "peg-doc1-pond-nwl20", endgame_plies=2, early_cutoff=True, max_time=60, threads=2)
+    assert res.leader is not None
+    lead = res.leader
+    assert lead.table == "I1 DEF(A)T" or (res.leader_depth == "full" and lead.lower == res.total_permutations)
+    # a complete ranking at some depth: every play judged on every draw by the quick pass
+    assert all(p.quick_complete for p in res.plays)
+
+
+Q_STUCK = ("13AW/11F1LI/10JURAT/9LINER1/8O1T4/5C1WAsTiNG1/4DAMAR1E4/3PARED2ROUEN/2YA1K9/1BERG1OATH4V/3COUP1I5E/"
+           "3H1TESTILY2N/4FAN1I2OXID/9MIB2U/7ZEES3E EEILOSS/ 297/300 0 lex NWL20;")
+
+
+@pytest.mark.slow
+def test_default_leaves_see_the_stuck_q(engine):
+    # Macondo's TestComplicated1PEG: 7 plays win every draw once the Q-stuck draw is judged right (the reference
+    # needs 7 plies without its leaf playouts); static leaves at 5 plies credit an eighth play with 8 of 8
+    res = PegJob(engine, parse_cgp(Q_STUCK), PegOptions(endgame_plies=5, threads=2, skip_tiebreaker=True)).run()
+    perfect = [p.table for p in res.plays if p.points == 8]
+    assert len(perfect) == 7, perfect
+    assert res.plays[7].points == 7
