@@ -278,14 +278,14 @@ class PegResult:
         if self.leader is not None:
             p = self.leader
             if self.finished:
-                return f"Winner: {p.text} ({self.leader_reason})"
+                return f"Winner: {p.table} ({self.leader_reason})"
             if self.leader_depth == "quick":
-                return (f"Leader: {p.text} ({self.leader_reason}: quick {_pts(p.quick_points)} of "
+                return (f"Leader: {p.table} ({self.leader_reason}: quick {_pts(p.quick_points)} of "
                         f"{self.total_permutations}; at full depth so far {_pts(p.lower)} to {_pts(p.upper)})")
             if len(self.plays) == 1:
-                return (f"Leader: {p.text} (the only play; so far {_pts(p.lower)} to {_pts(p.upper)} of "
+                return (f"Leader: {p.table} (the only play; so far {_pts(p.lower)} to {_pts(p.upper)} of "
                         f"{self.total_permutations})")
-            return (f"Leader: {p.text} ({self.leader_reason}: at least {_pts(p.lower)} of {self.total_permutations}, "
+            return (f"Leader: {p.table} ({self.leader_reason}: at least {_pts(p.lower)} of {self.total_permutations}, "
                     f"every other play at most {_pts(self._others_upper(p))})")
         return (f"No leader yet: {self.no_leader_reason} (best lower bound {_pts(self.best_lower)}, "
                 f"best upper bound {_pts(self.best_upper)} of {self.total_permutations})")
@@ -321,6 +321,7 @@ class PegResult:
             "plays": [
                 {
                     "move": p.text,
+                    "display": p.table,
                     "score": p.score,
                     "wins": p.points,
                     "win_pct": round(100 * p.points / tot, 2) if tot else 0.0,

@@ -56,9 +56,21 @@ def _pts(x: float) -> str:
     return f"{x:.1f}" if x != int(x) else str(int(x))
 
 
+def _with_winner(snap: pb.PreEndgameProgress, shown: str) -> pb.PreEndgameProgress:
+    if shown == snap.winner:
+        return snap
+    copy = pb.PreEndgameProgress()
+    copy.CopyFrom(snap)
+    copy.winner = shown
+    return copy
+
+
 def peg_leader_line(snap: pb.PreEndgameProgress) -> str:
     """Who leads and why: a finished solve's best play, a play proven best by the bounds, or nobody yet."""
     if snap.winner:
+        # the table's notation (2L F(O)ND) rather than the wire's (2L F.ND)
+        shown = next((p.move.display.strip() for p in snap.plays if p.move.notation == snap.winner), snap.winner)
+        snap = _with_winner(snap, shown)
         if snap.finished or snap.complete or not snap.leader_reason:
             reason = snap.leader_reason or "complete"
             return f"Winner: {snap.winner} ({reason})"
