@@ -174,20 +174,25 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 
 def cmd_commit(args: argparse.Namespace) -> int:
-    from .gamestate import commit
+    from .gamestate import commit, honest_after_commit
 
     pos = parse_cgp(args.cgp)
     engine_settings = Settings.load(args.data_dir)
     lex = LexiconRegistry(engine_settings).get(args.lexicon or pos.lexicon or engine_settings.default_lexicon)
     res = commit(pos, lex, args.move, tileorder=args.tileorder, seed=args.seed)
-    cgp = write_cgp(res.position)
+    # the CGP is the honest view of the player now on turn: no rack dealt at random, none of the mover's tiles
+    honest = honest_after_commit(pos, res, args.tileorder)
+    cgp = write_cgp(honest)
     if args.json:
         ld = pos.ld
         print(json.dumps({
             "cgp": cgp,
             "score": res.score,
             "scores": list(res.position.scores),
-            "racks": [ld.rack_str(r) for r in res.position.racks],
+            "racks": [ld.rack_str(r) for r in honest.racks],
+            # what the commit dealt (the mover's new rack, and a random rack where the opponent's was unknown):
+            # not known to the player now on turn
+            "dealt_racks": [ld.rack_str(r) for r in res.position.racks],
             "bag": ld.word_str(res.bag),
             "game_over": res.game_over,
             "end_reason": res.end_reason,

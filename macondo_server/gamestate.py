@@ -7,6 +7,7 @@ field (and, for GCG records, the line) at fault.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -166,6 +167,18 @@ def commit(
         end_reason=game.end_reason_name,
         bag=game.bag_list()[::-1],
     )
+
+
+def honest_after_commit(before: Position, res: CommitResult, tileorder: str | None) -> Position:
+    """The position after a commit as the player now on turn knows it: their own rack only when it was known
+    (given in `before` as the opponent's rack, or fixed by a tile order; not the random tiles a commit deals to
+    an unknown rack), and none of the mover's new tiles, unless the bag is empty or the game over (then every
+    tile is known)."""
+    after = res.position
+    if res.game_over or not res.bag:
+        return after
+    own = list(after.racks[0]) if (tileorder is not None or before.racks[1]) else []
+    return dataclasses.replace(after, racks=(own, []))
 
 
 def set_tile_order(game: Game, pos: Position, tileorder: str) -> None:

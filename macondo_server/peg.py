@@ -552,7 +552,7 @@ class PegJob:
                 w.set_deadline(deadline)  # endgames in flight stop at the deadline
         self._last_progress = time.monotonic()
         with watch_stop(stop, self.stop):
-            if opts.quick_pass and self.plays:
+            if opts.quick_pass and len(self.plays) > 1:   # one play: nothing to rank, no preview needed
                 self._quick_pass(progress, interval, deadline)
             if not self._stop.is_set():
                 self._full_pass(progress, interval, deadline)

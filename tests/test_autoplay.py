@@ -73,7 +73,9 @@ def test_cli_commit_and_load_errors(capsys, tmp_path):
     empty = "/".join(["15"] * 15)
     assert main(["commit", f"{empty} AEINQST/ 0/0 0", "8G QI", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["score"] == 22 and data["scores"] == [0, 22] and len(data["racks"][1]) == 7
+    assert data["score"] == 22 and data["scores"] == [0, 22] and len(data["dealt_racks"][1]) == 7
+    # honest: the opponent's rack was unknown and stays so; the mover's new tiles are hidden from them
+    assert data["racks"] == ["", ""] and data["cgp"].split()[1] == "/"
     assert main(["commit", f"{empty} AEINQST/ 0/0 0", "8A QI"]) == 1
     assert "centre square" in capsys.readouterr().err
     assert main(["commit", f"{empty} AEINQST/ 0/0 0", "8G QIS"]) == 1
