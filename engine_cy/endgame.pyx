@@ -9,7 +9,9 @@ cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memset, memcpy
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+cdef extern from "portable.h":
+    double macondo_now() noexcept nogil
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE, MAX_BOARD_DIM
 from engine_cy.game cimport Game
@@ -36,9 +38,7 @@ cdef enum:
 
 
 cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
+    return macondo_now()
 
 
 def monotonic():
@@ -165,20 +165,12 @@ cdef class EndgameWorker:
 
     cdef int stuck_value(self, int player) noexcept nogil:
         """Face value of the player's tiles that no legal placement on the board can use."""
-        cdef uint64_t used = 0, mv, code
-        cdef int i, slot, ml, v = 0
+        cdef int uses[MAX_ALPHABET]
+        cdef int ml, v = 0
         self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_SMALL, 0, False)
-        for i in range(self.mg.n_moves):
-            mv = self.mg.small_buf[i]
-            if packed_kind(mv) != MOVE_PLACE:
-                continue
-            for slot in range(RACK_SIZE):
-                code = (mv >> (13 + 7 * slot)) & 0x7F
-                if code == 0:
-                    break
-                used |= (<uint64_t> 1) << (0 if (code & 0x40) else (code & 0x3F))
+        self.mg.tile_uses(uses)
         for ml in range(1, self.g.ld.size):
-            if self.g.racks[player][ml] and not (used >> ml) & 1:
+            if self.g.racks[player][ml] and uses[ml] == 0:
                 v += self.g.racks[player][ml] * self.g.scores_tbl[ml]
         return v
 

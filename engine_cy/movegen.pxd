@@ -217,6 +217,7 @@ cdef class MoveGen:
     cdef void set_rack_c(self, const uint8_t* rack) noexcept nogil
     cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
                         uint8_t* has) except -1 nogil
+    cdef void tile_uses(self, int* uses) noexcept nogil
     cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
                    bint sort) except -1 nogil
     cdef void prepare_leaves(self) noexcept nogil

@@ -1193,6 +1193,22 @@ cdef class MoveGen:
         self.board = board
         self.dim = board.dim
 
+    cdef void tile_uses(self, int* uses) noexcept nogil:
+        """After a 'small' generation: uses[ml] = how many of the placements use a tile of machine letter ml (a
+        designated blank counts as the blank, 0); uses must hold MAX_ALPHABET ints, set to zero here."""
+        cdef uint64_t mv, code
+        cdef int i, slot
+        memset(uses, 0, MAX_ALPHABET * sizeof(int))
+        for i in range(self.n_moves):
+            mv = self.small_buf[i]
+            if packed_kind(mv) != MOVE_PLACE:
+                continue
+            for slot in range(RACK_SIZE):
+                code = (mv >> (13 + 7 * slot)) & 0x7F
+                if code == 0:
+                    break
+                uses[0 if (code & 0x40) else <int> (code & 0x3F)] += 1
+
     cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
                    bint sort) except -1 nogil:
         """C entry point for the search modules: rack as counts by machine letter, on the bound board,

@@ -139,6 +139,7 @@ cdef struct NestEntry:
 cdef uint64_t PLAYOUT_SALT = 0x9E3779B97F4A7C15ULL
 
 cdef enum:
+    RISK_CACHE = 16384         # at_risk answers kept per worker (direct-mapped)
     MAX_MOVES_CHOICE = 4096    # tied plays an opponent's choice can hold (more are not examined)
     CHOICE_CACHE = 1024        # the opponent's choices kept per worker (direct-mapped)
     CHOICE_MAX = 16            # tied plays kept per choice (a choice with more is not cached)
@@ -204,6 +205,7 @@ cdef class PegWorker:
     cdef public int leaf_mode
     cdef public int risk_moves
     cdef public long long playout_endgames
+    cdef uint64_t* risk_cache     # at_risk answers by board and rack (the answer in the lowest bit)
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -237,6 +239,9 @@ cdef class PegWorker:
         self.leaf_mode = 0
         self.risk_moves = 2
         self.playout_endgames = 0
+        self.risk_cache = <uint64_t*> calloc(RISK_CACHE, sizeof(uint64_t))
+        if self.risk_cache == NULL:
+            raise MemoryError()
         self.ccache = <ChoiceEntry*> calloc(CHOICE_CACHE, sizeof(ChoiceEntry))
         if self.ccache == NULL:
             raise MemoryError()
@@ -252,6 +257,7 @@ cdef class PegWorker:
                 free(self.ncache[i].verdict)
             free(self.ncache)
         free(self.ccache)
+        free(self.risk_cache)
 
     cdef void _free_trace(self) noexcept nogil:
         free(self.trace_seqs)
@@ -283,26 +289,26 @@ cdef class PegWorker:
     # ------------------------------------------------------------ C core
 
     cdef bint at_risk(self, int player) noexcept nogil:
-        """Whether the player holds a tile that at most risk_moves legal placements use (0: a stuck tile)."""
+        """Whether the player holds a tile that at most risk_moves legal placements use (0: a stuck tile).
+        The answer depends on the board and that rack only: cached by them."""
         cdef int uses[MAX_ALPHABET]
-        cdef uint64_t mv, code
-        cdef int i, slot, ml, n
-        memset(uses, 0, sizeof(uses))
+        cdef uint64_t key
+        cdef int ml
+        cdef bint res = False
+        key = _mix(self.g.hash ^ self.g.rack_hash(1 - player) ^ (<uint64_t> player << 60)
+                   ^ (<uint64_t> self.risk_moves << 52)) & ~(<uint64_t> 1)
+        if key == 0:
+            key = 2
+        if (self.risk_cache[(key >> 1) & (RISK_CACHE - 1)] & ~(<uint64_t> 1)) == key:
+            return self.risk_cache[(key >> 1) & (RISK_CACHE - 1)] & 1
         self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_SMALL, 0, False)
-        for i in range(self.mg.n_moves):
-            mv = self.mg.small_buf[i]
-            if packed_kind(mv) != MOVE_PLACE:
-                continue
-            for slot in range(RACK_SIZE):
-                code = (mv >> (13 + 7 * slot)) & 0x7F
-                if code == 0:
-                    break
-                ml = 0 if (code & 0x40) else <int> (code & 0x3F)
-                uses[ml] += 1
+        self.mg.tile_uses(uses)
         for ml in range(self.g.ld.size):
             if self.g.racks[player][ml] and uses[ml] <= self.risk_moves:
-                return True
-        return False
+                res = True
+                break
+        self.risk_cache[(key >> 1) & (RISK_CACHE - 1)] = key | (<uint64_t> res)
+        return res
 
     cdef int endgame_outcome(self) noexcept nogil:
         cdef int p = self.g.on_turn, v, s
@@ -360,12 +366,53 @@ cdef class PegWorker:
         self.g.undo_c()
         return res
 
+    cdef bint judge(self, uint64_t packed, int score, int dn, int* worst) noexcept nogil:
+        """Our outcome after the opponent's reply `packed`, merged into *worst (the worst so far); True when
+        nothing more can change it (a loss, or a stop: then at least unresolved)."""
+        cdef Move m
+        cdef int o
+        unpack_move(packed, self.g.board, &m)
+        m.score = score
+        o = self.solve_move(&m, dn)
+        if o > worst[0]:
+            worst[0] = o
+        if worst[0] == O_LOSS:
+            return True
+        if self.own_stop:
+            if worst[0] < O_UNRES:
+                worst[0] = O_UNRES
+            return True
+        return False
+
+    cdef int candidates(self, int p, int k, ArenaMove** out) noexcept nogil:
+        """Player p's candidates for a nested solve with k tiles in the bag, best static equity first (a pass
+        only after a pass when skip_deep_pass), at most max_replies in quick passes. *out is allocated here
+        (the caller frees it); returns how many, or -1 without memory."""
+        cdef int i, n_c = 0
+        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
+        cdef ArenaMove* cands
+        self.mg.gen_c(self.g.racks[p], k, -1, RECORD_SMALL, 0, False)
+        cands = <ArenaMove*> malloc((self.mg.n_moves + 1) * sizeof(ArenaMove))
+        out[0] = cands
+        if cands == NULL:
+            return -1
+        for i in range(self.mg.n_moves):
+            if packed_kind(self.mg.small_buf[i]) == MOVE_PASS and self.skip_deep_pass and not after_pass:
+                continue
+            cands[n_c].move = self.mg.small_buf[i]
+            cands[n_c].score = self.mg.small_score[i]
+            cands[n_c].est = self.mg.small_equity[i]
+            n_c += 1
+        qsort(cands, n_c, sizeof(ArenaMove), arena_cmp_desc)
+        if self.max_replies > 0 and n_c > self.max_replies:
+            n_c = self.max_replies
+        return n_c
+
     cdef int opp_replies(self, int dn) noexcept nogil:
         """Every reply of the opponent (placements and pass); the worst outcome for us. In solver mode (and
         within the nesting limit) the opponent instead chooses by their own nested solve."""
         cdef int p = self.g.on_turn, n, i, o, worst = O_WIN
         cdef ArenaMove* buf
-        cdef Move m
         cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
         if self.opp_solver and self.max_replies == 0 and self.g.bag_n > 0 and \
                 (self.max_nested < 0 or dn + 1 <= self.max_nested):
@@ -388,16 +435,7 @@ cdef class PegWorker:
         if self.max_replies > 0 and n > self.max_replies:
             n = self.max_replies
         for i in range(n):
-            unpack_move(buf[i].move, self.g.board, &m)
-            m.score = buf[i].score
-            o = self.solve_move(&m, dn)
-            if o > worst:
-                worst = o
-            if worst == O_LOSS:
-                break
-            if self.own_stop:
-                if worst < O_UNRES:
-                    worst = O_UNRES
+            if self.judge(buf[i].move, buf[i].score, dn, &worst):
                 break
         free(buf)
         return worst
@@ -416,7 +454,6 @@ cdef class PegWorker:
         cdef ChoiceEntry* e
         cdef uint64_t* tmoves
         cdef int32_t* tscores
-        cdef Move m
         key = _mix(self.g.hash ^ self.g.rack_hash(us)
                    ^ _mix(<uint64_t> (self.g.score[o] - self.g.score[us] + 100000))
                    ^ (<uint64_t> dn << 56) ^ (<uint64_t> self.plies << 48) ^ (<uint64_t> k << 40)
@@ -424,18 +461,19 @@ cdef class PegWorker:
         if key == 0:
             key = 1
         e = &self.ccache[key & (CHOICE_CACHE - 1)]
+        # a private copy: judging the plays below may solve deeper choices that reuse this cache slot
+        tmoves = <uint64_t*> malloc(MAX_MOVES_CHOICE * sizeof(uint64_t))
+        tscores = <int32_t*> malloc(MAX_MOVES_CHOICE * sizeof(int32_t))
+        if tmoves == NULL or tscores == NULL:
+            free(tmoves)
+            free(tscores)
+            return O_UNRES
         if e.key == key and e.n > 0:
             self.opp_solve_hits += 1
             n_tied = e.n
-            tmoves = e.moves
-            tscores = e.scores
+            memcpy(tmoves, e.moves, n_tied * sizeof(uint64_t))
+            memcpy(tscores, e.scores, n_tied * sizeof(int32_t))
         else:
-            tmoves = <uint64_t*> malloc(MAX_MOVES_CHOICE * sizeof(uint64_t))
-            tscores = <int32_t*> malloc(MAX_MOVES_CHOICE * sizeof(int32_t))
-            if tmoves == NULL or tscores == NULL:
-                free(tmoves)
-                free(tscores)
-                return O_UNRES
             decided = -1
             n_tied = self.opp_choice(dn, tmoves, tscores, &decided)
             if decided >= 0:
@@ -449,10 +487,6 @@ cdef class PegWorker:
                 e.n = n_tied
                 memcpy(e.moves, tmoves, n_tied * sizeof(uint64_t))
                 memcpy(e.scores, tscores, n_tied * sizeof(int32_t))
-                free(tmoves)
-                free(tscores)
-                tmoves = e.moves
-                tscores = e.scores
             elif n_tied <= 0 or self.own_stop:
                 free(tmoves)
                 free(tscores)
@@ -461,20 +495,10 @@ cdef class PegWorker:
                 return -1
         worst = O_WIN
         for i in range(n_tied):
-            unpack_move(tmoves[i], self.g.board, &m)
-            m.score = tscores[i]
-            r = self.solve_move(&m, dn)
-            if r > worst:
-                worst = r
-            if worst == O_LOSS:
+            if self.judge(tmoves[i], tscores[i], dn, &worst):
                 break
-            if self.own_stop:
-                if worst < O_UNRES:
-                    worst = O_UNRES
-                break
-        if tmoves != e.moves:
-            free(tmoves)
-            free(tscores)
+        free(tmoves)
+        free(tscores)
         return worst
 
     cdef int opp_choice(self, int dn, uint64_t* tmoves, int32_t* tscores, int* decided) noexcept nogil:
@@ -502,7 +526,6 @@ cdef class PegWorker:
         cdef int res
         cdef bint have_best = False, complete
         cdef Move m
-        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
         self.opp_solves += 1
         self.g.bag_sequence(actual)
         memcpy(save_us, self.g.racks[us], MAX_ALPHABET)
@@ -510,7 +533,7 @@ cdef class PegWorker:
         for i in range(k):
             unseen[actual[i]] += 1
         nq = _count_seqs(unseen, size, k)
-        self.mg.gen_c(self.g.racks[o], k, -1, RECORD_SMALL, 0, False)
+        n_c = self.candidates(o, k, &cands)
         seqs = <ml_t*> malloc(nq * MAX_SEQ)
         weights = <int64_t*> malloc(nq * sizeof(int64_t))
         gw = <int64_t*> malloc((k + 1) * nq * sizeof(int64_t))
@@ -518,19 +541,10 @@ cdef class PegWorker:
         order = <int*> malloc(nq * sizeof(int))
         lost = <int*> calloc(nq, sizeof(int))
         keys = <KeyIdx*> malloc(nq * sizeof(KeyIdx))
-        cands = <ArenaMove*> malloc((self.mg.n_moves + 1) * sizeof(ArenaMove))
         if seqs == NULL or weights == NULL or gw == NULL or reps == NULL or order == NULL or lost == NULL \
-                or keys == NULL or cands == NULL:
+                or keys == NULL or n_c < 0:
             n_tied = 0
         else:
-            for i in range(self.mg.n_moves):
-                if packed_kind(self.mg.small_buf[i]) == MOVE_PASS and self.skip_deep_pass and not after_pass:
-                    continue
-                cands[n_c].move = self.mg.small_buf[i]
-                cands[n_c].score = self.mg.small_score[i]
-                cands[n_c].est = self.mg.small_equity[i]
-                n_c += 1
-            qsort(cands, n_c, sizeof(ArenaMove), arena_cmp_desc)
             memset(cur_seq, 0, MAX_SEQ)
             _fill_seqs(unseen, size, k, 0, cur_seq, seqs, weights, 0, 1)
             _group_reps(seqs, nq, k, keys, reps)
@@ -694,27 +708,13 @@ cdef class PegWorker:
         cdef int64_t best = 0, T
         cdef bint have_best = False, complete, all_win
         cdef Move m
-        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
         memset(cur_seq, 0, MAX_SEQ)
         _fill_seqs(unseen, size, k, 0, cur_seq, seqs, weights, 0, 1)
         actual_idx = _seq_index(seqs, nq, k, actual)
         _group_reps(seqs, nq, k, keys, reps)
-        # our candidates by static equity (a pass only after a pass when skip_deep_pass)
-        self.mg.gen_c(self.g.racks[p], k, -1, RECORD_SMALL, 0, False)
-        cands = <ArenaMove*> malloc(self.mg.n_moves * sizeof(ArenaMove))
-        if cands == NULL:
+        n_c = self.candidates(p, k, &cands)
+        if n_c < 0:
             return O_UNRES
-        n_c = 0
-        for i in range(self.mg.n_moves):
-            if packed_kind(self.mg.small_buf[i]) == MOVE_PASS and self.skip_deep_pass and not after_pass:
-                continue
-            cands[n_c].move = self.mg.small_buf[i]
-            cands[n_c].score = self.mg.small_score[i]
-            cands[n_c].est = self.mg.small_equity[i]
-            n_c += 1
-        qsort(cands, n_c, sizeof(ArenaMove), arena_cmp_desc)
-        if self.max_replies > 0 and n_c > self.max_replies:
-            n_c = self.max_replies
         for c in range(n_c):
             unpack_move(cands[c].move, self.g.board, &m)
             m.score = cands[c].score

@@ -3,10 +3,12 @@
  *   macondo_popcount64(x)  number of set bits in a 64-bit word
  *   macondo_ctz64(x)       index of the lowest set bit (x must not be 0, as with __builtin_ctzll)
  *   macondo_prefetch(p)    hint that *p is read soon (no effect where the compiler has no hint)
+ *   macondo_now()          a monotonic clock in seconds (QueryPerformanceCounter on Windows,
+ *                          clock_gettime(CLOCK_MONOTONIC) elsewhere)
  *
  * GCC and Clang (Linux, macOS, MinGW) use their builtins; MSVC its intrinsics (x64: POPCNT, BSF and
  * _mm_prefetch; ARM64: the ARM intrinsics); anything else a plain C fallback.
- * Used with `cdef extern from "portable.h"` in kwg.pyx and movegen.pyx.
+ * Used with `cdef extern from "portable.h"` in kwg.pyx, movegen.pyx and endgame.pyx.
  */
 #ifndef MACONDO_PORTABLE_H
 #define MACONDO_PORTABLE_H
@@ -72,6 +74,27 @@ static inline int macondo_ctz64(uint64_t x) {
 }
 #define macondo_prefetch(p) ((void)(p))
 
+#endif
+
+/* macondo_now(): a monotonic clock in seconds (search deadlines) */
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+static inline double macondo_now(void) {
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+}
+#else
+#include <time.h>
+static inline double macondo_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 #endif
 
 #endif /* MACONDO_PORTABLE_H */

@@ -84,11 +84,25 @@ def test_onyx_every_snapshot_is_honest(engine):
     # the quick pass comes first and ranks every play on every draw; the full solve then starts
     quick_done = [s for s in snaps if s.phase == "full"]
     assert quick_done and all(p.quick_complete for s in quick_done for p in s.plays)
-    assert any(s.leader is not None and s.leader_depth == "quick" for s in quick_done)
+    # once the quick pass is complete a leader is always named: proven at full depth, or the best quick play
+    assert all(s.leader is not None for s in quick_done)
     # progress carries the rate and the work left
     mid = [s for s in snaps if not s.finished and s.done_jobs]
     assert mid and all(s.endgames_per_second > 0 and s.groups_left > 0 for s in mid)
     assert final.groups_left == 0 and final.eta_seconds == 0.0
+
+
+@needs_cases
+def test_quick_pass_alone_names_the_best_quick_play(engine):
+    job = PegJob(engine, parse_cgp(CASES["peg-onyx-nwl20"]["cgp"]), PegOptions(endgame_plies=2, threads=2))
+    job._quick_pass(None, 1.0, None)
+    job.phase = "full"   # the full solve about to start: nothing solved at full depth yet
+    s = job.snapshot(final=False)
+    assert all(p.quick_complete and p.lower == 0 and p.upper == 8 for p in s.plays)
+    assert s.leader is not None and s.leader_depth == "quick" and not s.finished
+    assert s.leader.quick_points == max(p.quick_points for p in s.plays)
+    assert "best at the quick pass" in s.leader_line()
+    assert s.plays[0].estimate == max(p.estimate for p in s.plays)   # ranked by the best knowledge
 
 
 @needs_cases
