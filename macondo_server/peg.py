@@ -716,14 +716,19 @@ class PegJob:
                      f"  after {p.table}: we draw {ld.rack_str(list(seq[:t])) or 'nothing'} and hold "
                      f"{ld.rack_str(ours_after) or '(nothing)'}; the bag is "
                      f"{''.join(ld.label(x) for x in seq[t:]) or 'empty'}; the opponent is to move"]
-            kind, *rest = w.reply_outcomes(mt, seq, opp)
             after_pos = commit(pos, self.lex, p.text, tileorder=bag_txt).position
+            # in solver mode with tiles left in the bag the opponent's own solve decides (their every reply
+            # need not be judged)
+            choice = w.opponent_choice(mt, seq, opp) if opts.opponent_model == "solver" and t < self.k else None
+            if choice is not None and not choice[2]:
+                choice = None   # no play of theirs to choose from: every reply is judged, as the solver does
+            kind, *rest = ("choice",) if choice is not None else w.reply_outcomes(mt, seq, opp)
             if kind == "endgame":
                 outcome, spread = rest
                 line, final = self._endgame_line(after_pos)
                 lines.append(f"  the bag is empty: an endgame with the opponent to move, {opts.endgame_plies} "
                              f"plies: best line {line}; final spread for us {-final:+d}")
-            elif opts.opponent_model == "solver" and (choice := w.opponent_choice(mt, seq, opp)) is not None:
+            elif choice is not None:
                 lines += self._choice_lines(choice, after_pos, ld)
                 outcome = max((o for _, o, _ in choice[2]), default=WIN)
             else:

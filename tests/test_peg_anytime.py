@@ -188,14 +188,19 @@ def test_solver_model_counts_iiia_as_a_win(engine):
     # A(U)GUSTER and (TEMP)TER both lose, so a solving opponent does not beat 2L P(O)ND there; the pessimistic
     # model counts the draw as a loss (some reply wins for them)
     case = CASES["peg-doc1-pond-nwl20"]
-    out = {}
+    verdicts = {}
     for model in ("pessimistic", "solver"):
         job = PegJob(engine, parse_cgp(case["cgp"]), PegOptions(
-            endgame_plies=4, only_solve=["2L P.ND"], opponent_model=model, threads=1, skip_tiebreaker=True))
-        out[model] = job.eventuality("IIIA")
-    assert out["pessimistic"].rstrip().endswith("verdict: LOSS")
-    assert out["solver"].rstrip().endswith("verdict: WIN")
-    assert "AUGUSTER" in out["solver"].replace("(", "").replace(")", "")
+            endgame_plies=4, only_solve=["2L P.ND"], opponent_model=model, threads=1, quick_pass=False))
+        (play,) = job.plays
+        group = next(g for g in play.groups if g.label == "[III]A")
+        verdicts[model], _ = job.workers[0].solve_draw(job._move_tuple(play), group.seq, job._opp_counts(group.seq))
+    assert verdicts == {"pessimistic": 3, "solver": 0}
+    text = PegJob(engine, parse_cgp(case["cgp"]), PegOptions(
+        endgame_plies=4, only_solve=["2L P.ND"], opponent_model="solver", threads=1, skip_tiebreaker=True,
+    )).eventuality("IIIA")
+    assert text.rstrip().endswith("verdict: WIN")
+    assert "the opponent solves their own pre-endgame" in text
 
 
 @pytest.mark.slow
