@@ -21,6 +21,15 @@ if LEXICA.is_dir():
     os.environ.setdefault("MACONDO_DATA_DIR", str(LEXICA))
 
 
+# GCG records: the project's own (but the two in languages without a letter distribution here) and the shared
+# cases' games
+GCG_DATA = ROOT / "tests" / "data" / "gcg"
+GCG_FOREIGN = {"polish_tiles.gcg", "polish_distribution.gcg"}
+GCG_OWN = sorted(p for p in GCG_DATA.glob("*.gcg") if p.name not in GCG_FOREIGN)
+GCG_SHARED = sorted((CASES_DIR / "gcg").glob("*.gcg")) if (CASES_DIR / "gcg").is_dir() else []
+GCG_ALL = GCG_OWN + GCG_SHARED
+
+
 def have_lexicon(name: str) -> bool:
     return (LEXICA / f"{name}.txt").is_file() or (LEXICA / f"{name}.kwg").is_file()
 
@@ -64,3 +73,22 @@ def engine():
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Compiled word lists go to a per-session cache, never the user's."""
     os.environ.setdefault("MACONDO_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+# a gRPC server for a test module (3 jobs at a time) and a client of it; modules needing other settings define
+# their own
+@pytest.fixture(scope="module")
+def server():
+    from macondo_server.server import create_server
+
+    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=3)
+    yield running
+    running.stop(1)
+
+
+@pytest.fixture
+def client(server):
+    from macondo_client import Client
+
+    with Client(f"127.0.0.1:{server.port}") as c:
+        yield c

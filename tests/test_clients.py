@@ -18,25 +18,11 @@ from macondo_client.shell import SIM_FLAGS, ShellError, parse_flags, run_shell
 
 from macondo_server.cli import main as cli_main
 from macondo_server.formats import parse_gcg
-from macondo_server.server import create_server
 
-from conftest import CASES_DIR, ROOT, load_cases, needs_cases, needs_nwl20, shared_settings
+from conftest import CASES_DIR, ROOT, load_cases, needs_cases, needs_nwl20
 
 EMPTY = "/".join(["15"] * 15)
 START = f"{EMPTY} AEINQST/ 0/0 0"
-
-
-@pytest.fixture(scope="module")
-def server():
-    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=3)
-    yield running
-    running.stop(1)
-
-
-@pytest.fixture
-def client(server):
-    with Client(f"127.0.0.1:{server.port}") as c:
-        yield c
 
 
 def _case(case_id: str) -> dict:

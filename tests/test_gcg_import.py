@@ -23,13 +23,9 @@ from macondo_server.formats import (
 from macondo_server.gamestate import game_from_position, lexicon_for_record, replay_gcg
 from macondo_server.render import render_position
 
-from conftest import CASES_DIR
+from conftest import GCG_ALL, GCG_DATA, GCG_FOREIGN, GCG_OWN
 
-DATA = Path(__file__).parent / "data" / "gcg"
-FOREIGN = {"polish_tiles.gcg", "polish_distribution.gcg"}
-OWN = sorted(p for p in DATA.glob("*.gcg") if p.name not in FOREIGN)
-SHARED = sorted((CASES_DIR / "gcg").glob("*.gcg")) if (CASES_DIR / "gcg").is_dir() else []
-ALL = OWN + SHARED
+DATA, FOREIGN, OWN, ALL = GCG_DATA, GCG_FOREIGN, GCG_OWN, GCG_ALL
 MOVES = ("play", "pass", "exchange", "phony_returned")
 
 

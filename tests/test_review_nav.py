@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from macondo_client import Client, InvalidArgument, NotFound
+from macondo_client import InvalidArgument, NotFound
 from macondo_client.shell import MacondoShell, run_shell
 
 from macondo_server.engine import Engine
@@ -23,33 +23,15 @@ from macondo_server.formats import (
     write_cgp,
 )
 from macondo_server.gamestate import position_from_game, replay_gcg
-from macondo_server.server import create_server
 from macondo_server.sessions import MAX_NOTE_CHARS, SessionStore
 from macondo_server.sim import SimJob, SimOptions
 
-from conftest import CASES_DIR, needs_nwl20, shared_settings
+from conftest import GCG_ALL, GCG_DATA, GCG_FOREIGN, GCG_OWN, needs_nwl20, shared_settings
 
-DATA = Path(__file__).parent / "data" / "gcg"
-FOREIGN = {"polish_tiles.gcg", "polish_distribution.gcg"}
-OWN = sorted(p for p in DATA.glob("*.gcg") if p.name not in FOREIGN)
-SHARED = sorted((CASES_DIR / "gcg").glob("*.gcg")) if (CASES_DIR / "gcg").is_dir() else []
-ALL = OWN + SHARED
+DATA, FOREIGN, OWN, ALL = GCG_DATA, GCG_FOREIGN, GCG_OWN, GCG_ALL
 NOTES = DATA / "notes_pragmas.gcg"
 
 pytestmark = needs_nwl20
-
-
-@pytest.fixture(scope="module")
-def server():
-    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=3)
-    yield running
-    running.stop(1)
-
-
-@pytest.fixture
-def client(server):
-    with Client(f"127.0.0.1:{server.port}") as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
