@@ -14,6 +14,7 @@ Compiler flags are chosen per compiler (MSVC or GCC/Clang) once the compiler is 
 import glob
 import os
 import platform
+import shutil
 import sys
 
 from setuptools import Extension, setup
@@ -65,6 +66,17 @@ class BuildExt(build_ext):
             ext.sources = generated[ext.name].sources
             ext.include_dirs = generated[ext.name].include_dirs
         super().run()
+
+    def copy_file(self, infile, outfile, *args, **kwargs):  # type: ignore[override]
+        """An in-place build replaces each extension atomically (copy beside it, then rename): a process that
+        has the old module loaded keeps its mapping instead of dying with SIGBUS on a truncated file."""
+        if self.inplace and str(outfile).endswith((".so", ".pyd")) and os.name != "nt":
+            tmp = f"{outfile}.tmp{os.getpid()}"
+            shutil.copyfile(infile, tmp)
+            shutil.copymode(infile, tmp)
+            os.replace(tmp, outfile)
+            return outfile, 1
+        return super().copy_file(infile, outfile, *args, **kwargs)
 
     def build_extensions(self) -> None:
         flags = compile_args(self.compiler.compiler_type)
