@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from engine_cy.movegen import formed_words
 
+from .config import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP
 from .endgame import EndgameJob, EndgameOptions
 from .engine import Engine, GeneratedMove
 from .formats import (
@@ -98,13 +99,17 @@ class AnalyzeOptions:
     player: str | None = None          # nickname, real name, "1" or "2"; None: both players
     sim_plies: int = 2
     sim_plays: int = 12                # candidates by static equity (the played move is added)
-    sim_iterations: int = 600          # per turn; the binding budget, so that a seed gives the same analysis
-    sim_max_time: float = 20.0         # per turn, a safety cap (0: none)
+    # The budgets that bind are work (iterations, plies, plays, tiles in the bag), so a seed gives the same
+    # analysis on any machine; the time limits are safety caps set well above what these budgets need, and a
+    # turn where one bound says so (complete false, a note), since its result then depends on the machine.
+    sim_iterations: int = 600          # per turn
+    sim_max_time: float = DEFAULT_SIM_CAP        # per turn, a safety cap (0: none)
+    peg_max_bag: int = 1               # the pre-endgame solver for 1 to this many tiles in the bag (0: never)
     peg_plays: int = 8
     peg_endgame_plies: int = 4
-    peg_max_time: float = 15.0         # per turn (0: none)
+    peg_max_time: float = DEFAULT_PEG_CAP        # per turn, a safety cap (0: none)
     endgame_plies: int = 6
-    endgame_max_time: float = 8.0      # per solve (0: none)
+    endgame_max_time: float = DEFAULT_ENDGAME_CAP  # per solve, a safety cap (0: none)
     endgame_candidates: int = 4        # top static plays valued besides the best and the played move
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     seed: int = 0
@@ -121,6 +126,7 @@ class AnalyzeOptions:
         check("sim_plays", 1, 100)
         check("sim_iterations", 1, 1_000_000)
         check("sim_max_time", 0, MAX_TURN_SECONDS)
+        check("peg_max_bag", 0, 6)
         check("peg_plays", 1, 50)
         check("peg_endgame_plies", 1, 20)
         check("peg_max_time", 0, MAX_TURN_SECONDS)
@@ -257,7 +263,8 @@ class GameAnalysis:
             "game": self.name, "lexicon": self.lexicon,
             "players": [{"nick": n, "name": r} for n, r in self.players],
             "budget": {"sim_plies": o.sim_plies, "sim_plays": o.sim_plays, "sim_iterations": o.sim_iterations,
-                       "peg_plays": o.peg_plays, "peg_endgame_plies": o.peg_endgame_plies,
+                       "peg_max_bag": o.peg_max_bag, "peg_plays": o.peg_plays,
+                       "peg_endgame_plies": o.peg_endgame_plies,
                        "endgame_plies": o.endgame_plies, "endgame_candidates": o.endgame_candidates,
                        "seed": o.seed},
             "turns_analysed": len(self.turns), "turns_total": self.turns_total, "stopped": self.stopped,
@@ -329,7 +336,10 @@ class _Analyzer:
         t.phase = t.phase or "sim"
         t.complete = t.complete and res.stopped_reason == "iterations"
         if res.stopped_reason not in ("iterations", ""):
-            t.notes.append(f"simulation ended early ({res.stopped_reason}) after {res.iterations} iterations")
+            cap = " (the safety cap on time bound: this result depends on the machine)" \
+                if res.stopped_reason == "time limit" else ""
+            t.notes.append(f"simulation ended early ({res.stopped_reason}) after {res.iterations} of "
+                           f"{o.sim_iterations} iterations{cap}")
         ranked = res.plays
         if not ranked:
             t.skipped = "no candidate plays"
@@ -375,8 +385,9 @@ class _Analyzer:
                 t.notes.append("stopped during the pre-endgame solve")
                 return
             why = res.no_leader_reason or "no winner"
-            t.notes.append(f"the pre-endgame solver named no winner within {o.peg_max_time:g} s ({why}); "
-                           "fell back to simulation")
+            t.complete = False
+            t.notes.append(f"the pre-endgame solver named no winner within the {o.peg_max_time:g} s cap ({why}); "
+                           "fell back to simulation (this result depends on the machine)")
             t.phase = "peg>sim"
             self.sim(pos, played, t, seed)
             return
@@ -396,8 +407,8 @@ class _Analyzer:
         if not exact:
             t.complete = False
             why = getattr(res, "leader_reason", "") or "not complete"
-            t.notes.append(f"pre-endgame not complete within {o.peg_max_time:g} s ({why}): ranked by the best "
-                           "knowledge so far")
+            t.notes.append(f"pre-endgame not complete within the {o.peg_max_time:g} s cap ({why}): ranked by the "
+                           "best knowledge so far (this result depends on the machine)")
         if played is None:
             return
         mine = next((p for p in ranked if p.text == played), None)
@@ -457,7 +468,8 @@ class _Analyzer:
         res = job.run(stop=self.stop)
         if not res.complete:
             t.complete = False
-            t.notes.append(f"endgame: deepest completed depth {res.depth} of {o.endgame_plies}")
+            t.notes.append(f"endgame: deepest completed depth {res.depth} of {o.endgame_plies} within the "
+                           f"{o.endgame_max_time:g} s cap (this result depends on the machine)")
         best = res.best_move
         if best is None:
             t.skipped = "the endgame solver found no move"
@@ -479,7 +491,16 @@ class _Analyzer:
             values[text] = min(v, res.value) if res.complete and complete else v
             if not complete:
                 t.complete = False
-        t.best = Candidate(best_text, best.score, value=res.value)
+        # Several moves may share the best value, and which of them the solver reports can depend on its threads'
+        # timing: a top static play of that value (the first in the generator's order) is shown instead.
+        shown = Candidate(best_text, best.score, value=res.value)
+        if res.complete:
+            for m in gen[: o.endgame_candidates]:
+                text = format_move(m.move, ld, pos.board)
+                if values.get(text) == res.value:
+                    shown = Candidate(text, m.score, value=res.value)
+                    break
+        t.best = shown
         t.candidates = len(values)
         if played is None or played not in values:
             return
@@ -533,7 +554,7 @@ class _Analyzer:
         seed = _turn_seed(self.opts.seed, event)
         if t.bag == 0:
             self.endgame(pos, played_move, played, gen, t)
-        elif t.bag <= 6:
+        elif t.bag <= self.opts.peg_max_bag:
             self.peg(pos, played, gen, t, seed)
         else:
             self.sim(pos, played, t, seed)

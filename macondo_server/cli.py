@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NoReturn, TypeVar
 
 from . import __version__
-from .config import Settings
+from .config import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP, Settings
 from .formats import FormatError, parse_cgp, write_cgp
 from .lexicon import LexiconError, LexiconRegistry, build_kwg_from_file
 
@@ -441,7 +441,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise CliError(f"--gcg-out {out}: with several games it must be an existing folder")
     opts = AnalyzeOptions(
         player=args.player, sim_plies=args.sim_plies, sim_plays=args.sim_plays,
-        sim_iterations=args.sim_iterations, sim_max_time=args.sim_time, peg_plays=args.peg_plays,
+        sim_iterations=args.sim_iterations, sim_max_time=args.sim_time, peg_max_bag=args.peg_max_bag,
+        peg_plays=args.peg_plays,
         peg_endgame_plies=args.peg_endgame_plies, peg_max_time=args.peg_time, endgame_plies=args.endgame_plies,
         endgame_max_time=args.endgame_time, endgame_candidates=args.endgame_candidates, threads=args.threads,
         seed=args.seed, lexicon=args.lexicon, tt_megabytes=args.tt_mb)
@@ -805,16 +806,21 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--sim-plies", type=int_in(0, 10), default=2, help="simulation look-ahead (default 2)")
     an.add_argument("--sim-plays", type=int_in(1, 100), default=12,
                     help="plays simulated besides the played move (default 12)")
-    an.add_argument("--sim-time", type=seconds_in(3600), default=20.0,
-                    help="seconds per simulated turn at most (0: no limit; default 20)")
+    an.add_argument("--sim-time", type=seconds_in(3600), default=DEFAULT_SIM_CAP,
+                    help=f"safety cap, seconds per simulated turn (0: none; default {DEFAULT_SIM_CAP:g}); the "
+                    "iterations are the budget, so that a seed gives the same analysis on any machine")
+    an.add_argument("--peg-max-bag", type=int_in(0, 6), default=1,
+                    help="the pre-endgame solver for 1 to this many tiles in the bag, simulation above (0: never; "
+                    "default 1)")
     an.add_argument("--peg-plays", type=int_in(1, 50), default=8,
                     help="plays solved per pre-endgame turn besides the played move (default 8)")
     an.add_argument("--peg-endgame-plies", type=int_in(1, 20), default=4)
-    an.add_argument("--peg-time", type=seconds_in(3600), default=15.0,
-                    help="seconds per pre-endgame turn; no winner by then: simulation (default 15)")
+    an.add_argument("--peg-time", type=seconds_in(3600), default=DEFAULT_PEG_CAP,
+                    help=f"safety cap, seconds per pre-endgame turn; no winner by then: simulation (0: none; "
+                    f"default {DEFAULT_PEG_CAP:g})")
     an.add_argument("--endgame-plies", type=int_in(1, 30), default=6)
-    an.add_argument("--endgame-time", type=seconds_in(3600), default=8.0,
-                    help="seconds per endgame solve (default 8)")
+    an.add_argument("--endgame-time", type=seconds_in(3600), default=DEFAULT_ENDGAME_CAP,
+                    help=f"safety cap, seconds per endgame solve (0: none; default {DEFAULT_ENDGAME_CAP:g})")
     an.add_argument("--endgame-candidates", type=int_in(0, 50), default=4,
                     help="top static plays valued besides the best and the played move (default 4)")
     an.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))

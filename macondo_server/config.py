@@ -12,6 +12,11 @@ from pathlib import Path
 ENV_DATA_DIR = "MACONDO_DATA_DIR"
 PACKAGE_DATA = Path(__file__).resolve().parent / "data"
 DEFAULT_LEXICON = "SCOWL70"
+# Game analysis: safety caps in seconds per turn or solve, set well above what the default work budgets need
+# (the budgets, not the clock, decide an analysis, so that a seed gives the same one on any machine).
+DEFAULT_SIM_CAP = 120.0
+DEFAULT_PEG_CAP = 300.0
+DEFAULT_ENDGAME_CAP = 120.0
 
 
 def default_data_dirs() -> list[Path]:

@@ -20,7 +20,7 @@ from grpc_status import rpc_status
 from . import __version__
 from .analyze import AnalyzeOptions, analyze_record, annotated_gcg, lexicon_of, resolve_player
 from .autoplay import GameRecord, bots_from_options, run_autoplay, summarize
-from .config import Settings
+from .config import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP, Settings
 from .convert import (
     autoplay_to_pb,
     endgame_to_pb,
@@ -416,10 +416,11 @@ class EngineServicer(pb_grpc.EngineServicer):
             opts = AnalyzeOptions(
                 player=request.player or None, sim_iterations=request.sim_iterations or 600,
                 sim_plies=request.sim_plies if request.HasField("sim_plies") else 2,
-                sim_plays=request.sim_plays or 12, sim_max_time=request.sim_max_time or 20.0,
+                sim_plays=request.sim_plays or 12, sim_max_time=request.sim_max_time or DEFAULT_SIM_CAP,
+                peg_max_bag=request.peg_max_bag if request.HasField("peg_max_bag") else 1,
                 peg_plays=request.peg_plays or 8, peg_endgame_plies=request.peg_endgame_plies or 4,
-                peg_max_time=request.peg_max_time or 15.0, endgame_plies=request.endgame_plies or 6,
-                endgame_max_time=request.endgame_max_time or 8.0,
+                peg_max_time=request.peg_max_time or DEFAULT_PEG_CAP, endgame_plies=request.endgame_plies or 6,
+                endgame_max_time=request.endgame_max_time or DEFAULT_ENDGAME_CAP,
                 endgame_candidates=request.endgame_candidates if request.HasField("endgame_candidates") else 4,
                 threads=job.threads, seed=request.seed, lexicon=request.lexicon or None, tt_megabytes=tt)
             opts.validate()

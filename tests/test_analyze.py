@@ -30,9 +30,10 @@ needs_game = pytest.mark.skipif(not GAME.is_file(), reason="shared tournament ga
 
 # a budget small enough for a test; the limits that bind are iteration and depth counts (the one pre-endgame
 # turn of the game solves in about a second at this budget; its time limit is only a safety cap)
-SMALL = dict(sim_iterations=24, sim_plays=3, sim_plies=1, peg_plays=2, peg_endgame_plies=1, peg_max_time=30,
+SMALL = dict(sim_iterations=24, sim_plays=3, sim_plies=1, peg_max_bag=6, peg_plays=2, peg_endgame_plies=1,
+             peg_max_time=30,
              endgame_plies=2, endgame_max_time=0, endgame_candidates=1, threads=2)
-SMALL_CLI = ["--sim-iterations", "24", "--sim-plays", "3", "--sim-plies", "1", "--peg-plays", "2",
+SMALL_CLI = ["--sim-iterations", "24", "--sim-plays", "3", "--sim-plies", "1", "--peg-max-bag", "6", "--peg-plays", "2",
              "--peg-endgame-plies", "1", "--peg-time", "30", "--endgame-plies", "2", "--endgame-time", "0",
              "--endgame-candidates", "1", "--threads", "2"]
 
@@ -170,6 +171,39 @@ def test_json_is_stable_for_a_seed(capsys):
 
 @needs_csw21
 @needs_game
+def test_peg_max_bag_chooses_the_phase(engine, record):
+    """The pre-endgame solver takes the turns with 1 to peg_max_bag tiles in the bag, a simulation the rest
+    (event 23 of the game is played with 5 tiles in the bag)."""
+    phases = {}
+    for max_bag in (4, 5):
+        res = analyze_record(engine, record, AnalyzeOptions(**{**SMALL, "peg_max_bag": max_bag},
+                                                            player=record.events[22].nick), name=GAME.name)
+        t = next(t for t in res.turns if t.event == 23)
+        assert t.bag == 5 and t.complete
+        phases[max_bag] = t.phase
+        assert res.to_json()["budget"]["peg_max_bag"] == max_bag
+    assert phases[4] == "sim" and phases[5] in ("peg", "peg>sim")
+    assert AnalyzeOptions().peg_max_bag == 1
+
+
+@pytest.mark.slow
+@needs_csw21
+@needs_game
+def test_default_budgets_give_the_same_json_twice(capsys):
+    """At the default budgets (no budget option given) the work, not the clock, decides: two runs of a whole
+    game agree, and no safety cap bound."""
+    def run() -> str:
+        assert main(["--data-dir", str(LEXICA), "analyze", str(GAME), "--seed", "3", "--json"]) == 0
+        return capsys.readouterr().out
+
+    a, b = run(), run()
+    assert a == b
+    game = json.loads(a)["games"][0]
+    assert all(t["complete"] for t in game["turns"]) and len(game["turns"]) == 26
+
+
+@needs_csw21
+@needs_game
 def test_report_and_annotated_gcg(tmp_path, capsys, record):
     out = tmp_path / "noted.gcg"
     assert main(["--data-dir", str(LEXICA), "analyze", str(GAME), "--player", "2", *SMALL_CLI,
@@ -272,7 +306,8 @@ def test_rpc_streams_turns_and_matches_cli(stub, capsys):
     s, _ = stub
     gcg = GAME.read_text(encoding="utf-8")
     req = pb.AnalyzeGameRequest(gcg=gcg, player="HastyBot", seed=5, annotated_gcg=True, sim_iterations=24,
-                                sim_plays=3, sim_plies=1, peg_plays=2, peg_endgame_plies=1, endgame_plies=2,
+                                sim_plays=3, sim_plies=1, peg_max_bag=6, peg_plays=2, peg_endgame_plies=1,
+                                endgame_plies=2,
                                 endgame_candidates=1, threads=2)
     msgs = list(s.AnalyzeGame(req, timeout=300))
     final = msgs[-1]
@@ -349,6 +384,7 @@ def _huge_gcg() -> str:
     (dict(sim_iterations=2_000_000), "sim iterations"),
     (dict(sim_max_time=float("nan")), "sim_max_time"),
     (dict(peg_max_time=1e7), "peg max time"),
+    (dict(peg_max_bag=9), "peg max bag"),
     (dict(endgame_plies=99), "endgame plies"),
     (dict(endgame_candidates=-1), "endgame candidates"),
     (dict(threads=999), "max_threads_per_job"),
@@ -376,7 +412,7 @@ def test_rpc_unknown_lexicon_is_not_found(stub):
 
 def test_analyze_options_validate():
     for bad in (dict(sim_iterations=0), dict(sim_plies=11), dict(peg_max_time=-1), dict(threads=0),
-                dict(seed=-1), dict(endgame_plies=True)):
+                dict(seed=-1), dict(endgame_plies=True), dict(peg_max_bag=7), dict(peg_max_bag=-1)):
         with pytest.raises(ValueError):
             AnalyzeOptions(**bad).validate()
     AnalyzeOptions().validate()

@@ -254,7 +254,7 @@ class Client:
     def analyze(self, gcg: str, timeout: float | None = None, **options: Any) -> Stream[pb.AnalyzeProgress]:
         """Analyse every turn of a game given as GCG text: a message as turns finish (`turns` holds the new
         ones), the last one final with every turn, the per-player summary and `json`. Options: player,
-        lexicon, sim_iterations, sim_plies, sim_plays, sim_max_time, peg_plays, peg_endgame_plies,
+        lexicon, sim_iterations, sim_plies, sim_plays, sim_max_time, peg_max_bag, peg_plays, peg_endgame_plies,
         peg_max_time, endgame_plies, endgame_max_time, endgame_candidates, threads, seed, annotated_gcg."""
         return self._stream("AnalyzeGame", _request(pb.AnalyzeGameRequest, gcg=gcg, **options), timeout)
 
