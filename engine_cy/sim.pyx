@@ -16,7 +16,7 @@ from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.common cimport MAX_BOARD_DIM
 from engine_cy.board cimport Board
 from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, move_from_fields, move_cmp
-from engine_cy.rng cimport Rng, rng_seed, rng_below, splitmix64
+from engine_cy.rng cimport Rng, rng_seed, rng_below, rng_next, splitmix64
 
 cdef extern from *:
     """
@@ -76,6 +76,12 @@ cdef class SimWorker:
     cdef Move base_best[LANES]
     cdef uint8_t base_has[LANES]
     cdef public bint reuse_lanes
+    # inference (issue 21): the opponent keeps one of these leaves, drawn by weight, the rest of their rack
+    # filling at random; n_inf = 0 draws the whole rack at random
+    cdef int n_inf
+    cdef ml_t* inf_tiles        # [n_inf * RACK_SIZE]
+    cdef uint8_t* inf_len
+    cdef double* inf_cum        # cumulative weights
 
     def __cinit__(self):
         self.cands = NULL
@@ -86,6 +92,10 @@ cdef class SimWorker:
         self.it_ply_score = NULL
         self.it_ply_bingo = NULL
         self.it_done = NULL
+        self.n_inf = 0
+        self.inf_tiles = NULL
+        self.inf_len = NULL
+        self.inf_cum = NULL
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, candidates, known_opp, wintable,
                  uint64_t seed, int plies=2, int bingo_bonus=50):
@@ -249,6 +259,84 @@ cdef class SimWorker:
         free(self.it_ply_score)
         free(self.it_ply_bingo)
         free(self.it_done)
+        free(self.inf_tiles)
+        free(self.inf_len)
+        free(self.inf_cum)
+
+    def set_inferred_leaves(self, counts, weights):
+        """The opponent's inferred leaves: counts uint8 [n, letters] (each within the unseen pool less the known
+        tiles, at most 7 - known tiles) and their weights (> 0). Each iteration draws one by weight and fills
+        the rest of the rack at random; an empty list restores uniform draws."""
+        import numpy as np
+        cdef int n, i, ml, c, k, size = self.g.ld.size
+        cdef int pool_counts[MAX_ALPHABET]
+        cdef double total = 0.0
+        c_arr = np.ascontiguousarray(counts, dtype=np.uint8)
+        w_arr = np.ascontiguousarray(weights, dtype=np.float64)
+        n = c_arr.shape[0] if c_arr.ndim == 2 else 0
+        if n and (c_arr.shape[1] != size or w_arr.shape != (n,)):
+            raise ValueError("inferred leaves need one column per letter and one weight each")
+        free(self.inf_tiles)
+        free(self.inf_len)
+        free(self.inf_cum)
+        self.inf_tiles = NULL
+        self.inf_len = NULL
+        self.inf_cum = NULL
+        self.n_inf = 0
+        if n == 0:
+            return
+        memset(pool_counts, 0, sizeof(pool_counts))
+        for i in range(self.pool_n):
+            pool_counts[self.pool[i]] += 1
+        self.inf_tiles = <ml_t*> calloc(n * RACK_SIZE, sizeof(ml_t))
+        self.inf_len = <uint8_t*> calloc(n, 1)
+        self.inf_cum = <double*> calloc(n, sizeof(double))
+        if self.inf_tiles == NULL or self.inf_len == NULL or self.inf_cum == NULL:
+            raise MemoryError()
+        for i in range(n):
+            w = float(w_arr[i])
+            if not w > 0 or w == float("inf"):
+                raise ValueError("inferred leave weights must be positive and finite")
+            k = 0
+            for ml in range(size):
+                c = c_arr[i, ml]
+                if c > pool_counts[ml]:
+                    raise ValueError(f"inferred leave holds {self.g.ld.label(ml)} beyond the unseen tiles")
+                for _ in range(c):
+                    if k + self.known_n >= RACK_SIZE:
+                        raise ValueError("inferred leave too long for the rack")
+                    self.inf_tiles[i * RACK_SIZE + k] = <ml_t> ml
+                    k += 1
+            self.inf_len[i] = <uint8_t> k
+            total += w
+            self.inf_cum[i] = total
+        self.n_inf = n
+
+    cdef int draw_inferred(self, Rng* rng, ml_t* shuffled, uint8_t* opp) noexcept nogil:
+        """Put a leave drawn by weight on the opponent's rack (opp) and take its tiles out of the shuffled pool
+        (the remaining tiles keep their shuffled order at the front); returns the tiles left in the pool."""
+        cdef double x = (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0) * self.inf_cum[self.n_inf - 1]
+        cdef int lo = 0, hi = self.n_inf - 1, mid, i, j, n = 0
+        cdef uint8_t take[MAX_ALPHABET]
+        cdef ml_t* lv
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.inf_cum[mid] > x:
+                hi = mid
+            else:
+                lo = mid + 1
+        memset(take, 0, MAX_ALPHABET)
+        lv = &self.inf_tiles[lo * RACK_SIZE]
+        for i in range(self.inf_len[lo]):
+            opp[lv[i]] += 1
+            take[lv[i]] += 1
+        for i in range(self.pool_n):
+            if take[shuffled[i]]:
+                take[shuffled[i]] -= 1
+            else:
+                shuffled[n] = shuffled[i]
+                n += 1
+        return n
 
     def affected_lanes(self, int c):
         """Lanes (dir, lane) that candidate c changes, whose search the first reply repeats."""
@@ -273,7 +361,7 @@ cdef class SimWorker:
         cdef uint64_t st = self.seed ^ (index * 0xD1B54A32D192ED03ULL)
         cdef ml_t shuffled[MAX_POOL]
         cdef uint8_t opp[MAX_ALPHABET]
-        cdef int i, j, c, ply, k, mover, need, start, end_spread, opp_p = 1 - self.me, u
+        cdef int i, j, c, ply, k, mover, need, start, end_spread, opp_p = 1 - self.me, u, pool_n
         cdef int leave_p[MAX_PLIES]
         cdef int leave_v[MAX_PLIES]
         cdef ml_t t
@@ -291,14 +379,18 @@ cdef class SimWorker:
             shuffled[i] = shuffled[j]
             shuffled[j] = t
         memcpy(opp, self.known, MAX_ALPHABET)
+        pool_n = self.pool_n
         need = RACK_SIZE - self.known_n
-        if need > self.pool_n:
-            need = self.pool_n
+        if self.n_inf > 0:
+            pool_n = self.draw_inferred(&rng, shuffled, opp)
+            need = RACK_SIZE - self.known_n - (self.pool_n - pool_n)
+        if need > pool_n:
+            need = pool_n
         if need < 0:
             need = 0
         for i in range(need):
             opp[shuffled[i]] += 1
-        self.g.set_hidden(opp_p, opp, &shuffled[need], self.pool_n - need)
+        self.g.set_hidden(opp_p, opp, &shuffled[need], pool_n - need)
         start = self.g.score[self.me] - self.g.score[opp_p]
         reuse = self.reuse_lanes and self.plies > 0 and self.g.bag_n > 0
         if reuse:

@@ -6,6 +6,7 @@ Every error is a one-line message on stderr and a non-zero exit, never a traceba
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -284,6 +285,65 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_leaves_train(args: argparse.Namespace) -> int:
+    from .leavetrain import LeaveTrainer, TrainOptions
+    from .lexicon import load_klv
+
+    reg = _registry(args)
+    lex = reg.get(args.lexicon)
+    start = None
+    start_sha = None
+    if args.start:
+        p = Path(args.start)
+        if not p.is_file():
+            raise CliError(f"starting leave file {p} does not exist")
+        start = load_klv(p, "starting leave file ", lex.ld)
+        import hashlib
+
+        start_sha = hashlib.sha256(p.read_bytes()).hexdigest()
+    opts = TrainOptions(lexicon=lex.name, games=args.games, rounds=args.rounds, seed=args.seed, forced=args.forced,
+                        prior=args.prior, start=args.start, start_sha256=start_sha)
+    trainer = LeaveTrainer(lex, opts, Path(args.out), workers=args.workers, resume=args.resume, start_klv=start)
+    if trainer.rounds_done >= opts.rounds:
+        print(f"{args.out}: {trainer.rounds_done} rounds already done (raise --rounds to train further)")
+        return 0
+    stop = threading.Event()
+    bar = None
+    progress = None
+    if not args.json and sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("round {task.fields[round]}"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("games"), TimeElapsedColumn(), transient=True, console=Console(stderr=True))
+        task = bar.add_task("", total=opts.games, round=trainer.rounds_done + 1)
+        bar.start()
+
+        def progress(r: int, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, round=f"{r}/{opts.rounds}")
+
+    def on_round(fig) -> None:
+        if args.json:
+            print(json.dumps(vars(fig)), flush=True)
+        elif bar is not None:
+            bar.console.print(fig.line())
+        else:
+            print(fig.line(), flush=True)
+
+    try:
+        done = run_interruptible(lambda: trainer.run(progress, on_round, stop.is_set), stop.set, "training")
+    finally:
+        if bar is not None:
+            bar.stop()
+    if not args.json:
+        kept = trainer.rounds_done
+        state = "stopped" if kept < opts.rounds else "done"
+        print(f"{state}: {kept} of {opts.rounds} rounds in {args.out} ({len(done)} this run); leaves: "
+              f"{Path(args.out) / (lex.name + '.klv2')} and .csv" + ("; --resume continues" if kept < opts.rounds
+                                                                   else ""))
+    return 0
+
+
 def _engine(args: argparse.Namespace):
     from .engine import Engine
 
@@ -336,7 +396,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
     pos = parse_cgp(args.cgp)
     opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=args.play or [], iterations=args.iterations,
                       stop=args.stop, max_time=args.max_time, threads=args.threads, seed=args.seed,
-                      opp_rack=args.opp_rack, lexicon=args.lexicon)
+                      opp_rack=args.opp_rack, lexicon=args.lexicon, infer_play=args.infer,
+                      infer_withdrawn=args.infer_withdrawn, infer_tolerance=args.tolerance,
+                      infer_max_racks=args.infer_max_racks)
     job = SimJob(_engine(args), pos, opts)
     live = None
     progress = None
@@ -362,6 +424,32 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_infer(args: argparse.Namespace) -> int:
+    from .infer import InferOptions, format_infer, infer, last_play_before, last_play_on
+
+    pos = parse_cgp(args.cgp)
+    engine = _engine(args)
+    lex = engine.lexicon_for(pos, args.lexicon)
+    make = last_play_before if args.before else last_play_on
+    lp = make(pos, args.play, lex, withdrawn=args.withdrawn)
+    opts = InferOptions(tolerance=args.tolerance, max_racks=args.max_racks, threads=args.threads, seed=args.seed,
+                        lexicon=args.lexicon)
+    stop = threading.Event()
+    res = run_interruptible(lambda: infer(engine, lp, opts, stop=stop), stop.set, "inference")
+    if args.json:
+        print(json.dumps(res.to_json(pos.ld, args.top)))
+    else:
+        print(format_infer(res, pos.ld, args.top))
+    return 0
+
+
+def tolerance_points(text: str) -> float:
+    """An argparse type: points of equity from 0 to 1000 (digits and one point; no exponent)."""
+    if _DECIMAL_TEXT.fullmatch(text) is not None and float(text) <= 1000:
+        return float(text)
+    raise argparse.ArgumentTypeError(f"must be a number of points from 0 to 1000, got {_shown(text)}")
+
+
 def _bool_text(text: str) -> bool:
     low = text.lower()
     if low in ("true", "1", "yes", "on"):
@@ -372,7 +460,7 @@ def _bool_text(text: str) -> bool:
 
 
 def cmd_peg(args: argparse.Namespace) -> int:
-    from .peg import PegJob, PegOptions, format_table
+    from .peg import PegJob, PegOptions
 
     pos = parse_cgp(args.cgp)
     opts = PegOptions(endgame_plies=args.endgame_plies, only_solve=args.only_solve or [],
@@ -386,7 +474,37 @@ def cmd_peg(args: argparse.Namespace) -> int:
     if args.eventuality:
         opts.threads = 1
         opts.skip_tiebreaker = True
-    job = PegJob(_engine(args), pos, opts)
+    if args.resume and not args.checkpoint:
+        raise CliError("--resume needs --checkpoint PATH (the file the stopped solve recorded to)")
+    with _peg_resources(args) as (cluster, store):
+        job = PegJob(_engine(args), pos, opts, cluster=cluster, checkpoint=store, resume=args.resume)
+        return _peg_run(args, job)
+
+
+@contextlib.contextmanager
+def _peg_resources(args: argparse.Namespace):
+    """The cluster (--cluster) and checkpoint store (--checkpoint) of a pre-endgame, closed afterwards."""
+    from .checkpoint import CheckpointStore
+
+    cluster = store = None
+    try:
+        if args.checkpoint and not args.eventuality:
+            store = CheckpointStore(args.checkpoint)
+        if args.cluster and not args.eventuality:
+            from .cluster import Cluster
+
+            cluster = Cluster(args.cluster, data_dirs=[str(d) for d in Settings.load(args.data_dir).data_dirs])
+        yield cluster, store
+    finally:
+        if cluster is not None:
+            cluster.close()
+        if store is not None:
+            store.close()
+
+
+def _peg_run(args: argparse.Namespace, job) -> int:
+    from .peg import format_table
+
     if args.eventuality:
         text = run_interruptible(lambda: job.eventuality(args.eventuality), job.stop, "pre-endgame")
         print(json.dumps({"eventuality": args.eventuality.upper(), "text": text}) if args.json else text)
@@ -416,6 +534,11 @@ def cmd_peg(args: argparse.Namespace) -> int:
                                               else "stopped: unresolved draws are shown as such")
     print(f"{res.endgames} endgames, {res.nested_calls} nested solves ({res.nested_hits} from the cache) in "
           f"{res.seconds:.2f} s ({status})")
+    if res.cluster_workers:
+        print(f"cluster {args.cluster}: {res.cluster_workers} workers, {res.cluster_tasks} tasks")
+    if args.checkpoint:
+        print(f"checkpoint {args.checkpoint}: {res.reused} verdicts reused, {res.checkpointed} recorded in all"
+              + ("" if res.finished else "; --resume continues this solve"))
     return 0
 
 
@@ -637,6 +760,19 @@ def seconds_in(hi: float) -> Callable[[str], float]:
     return parse
 
 
+def _decimal_in(lo: float, hi: float) -> Callable[[str], float]:
+    """An argparse type: a decimal number from lo to hi (digits and one point; no exponent)."""
+    def parse(text: str) -> float:
+        if _DECIMAL_TEXT.fullmatch(text) is not None:
+            v = float(text)
+            if lo <= v <= hi:
+                return v
+        raise argparse.ArgumentTypeError(f"must be a number from {lo:g} to {hi:g}, got {_shown(text)}")
+
+    parse.__name__ = "number"
+    return parse
+
+
 _seed = int_in(0, MAX_SEED)
 _threads = int_in(1, MAX_THREADS)
 _seconds = seconds_in(MAX_SECONDS)
@@ -758,9 +894,37 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--seed", type=_seed, default=0)
     sm.add_argument("--opp-rack", help="known opponent tiles (the only source: an opponent rack written in the "
                     "CGP is not taken as known)")
+    sm.add_argument("--infer", metavar="PLAY", help="the opponent's last play as it stands on the board ('8G Q(I)', "
+                    "'exch N'): their rack is drawn from the leaves it suggests (see macondo infer)")
+    sm.add_argument("--infer-withdrawn", action="store_true", help="the --infer play was a phony challenged off")
+    sm.add_argument("--tolerance", type=tolerance_points, default=3.0,
+                    help="inference: points of equity the play may fall short of the best (default 3)")
+    sm.add_argument("--infer-max-racks", type=int_in(1, 10_000_000), default=50_000,
+                    help="inference: exhaustive up to this many leaves, else this many random racks")
     sm.add_argument("--lexicon")
     sm.add_argument("--json", action="store_true")
     sm.set_defaults(func=cmd_sim)
+
+    inf = sub.add_parser("infer", help="infer the tiles the opponent kept from their last play")
+    inf.add_argument("cgp", help="the position now, its player on turn the one inferring (with --before: the "
+                     "position before the play, the opponent on turn; their rack there is never looked at)")
+    inf.add_argument("play", help="the opponent's last play: a placement as it stands on the board ('8G Q(I)': "
+                     "letters outside parentheses are the tiles it put down; with --before as on that board), or "
+                     "'exch N' (an exchange of N tiles)")
+    inf.add_argument("--before", action="store_true", help="the CGP is the position before the play")
+    inf.add_argument("--withdrawn", action="store_true",
+                     help="the play was a phony challenged off: its tiles are known to be on the opponent's rack")
+    inf.add_argument("--tolerance", type=tolerance_points, default=3.0,
+                     help="points of equity the play may fall short of the rack's best (default 3, as Macondo)")
+    inf.add_argument("--max-racks", type=int_in(1, 10_000_000), default=50_000,
+                     help="enumerate every leave up to this many distinct ones, else judge this many random "
+                     "racks (default 50,000)")
+    inf.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
+    inf.add_argument("--seed", type=_seed, default=0, help="seed of the random racks when sampling")
+    inf.add_argument("--top", type=int_in(1, 10_000), default=15, help="leaves shown (default 15)")
+    inf.add_argument("--lexicon")
+    inf.add_argument("--json", action="store_true")
+    inf.set_defaults(func=cmd_infer)
 
     pg = sub.add_parser("peg", help="solve a pre-endgame (1 to 6 tiles in the bag) over every draw")
     pg.add_argument("cgp")
@@ -788,6 +952,14 @@ def build_parser() -> argparse.ArgumentParser:
     pg.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
     pg.add_argument("--max-time", type=_seconds, default=0.0)
     pg.add_argument("--tt-mb", type=_tt_mb, default=256)
+    pg.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="solve on a running Dask scheduler (host:port) or a local cluster of N worker processes "
+                         "(needs the 'cluster' extra)")
+    pg.add_argument("--checkpoint", metavar="PATH",
+                    help="record every finished verdict in this SQLite file (see --resume)")
+    pg.add_argument("--resume", action="store_true",
+                    help="continue the solve recorded in --checkpoint (same position and options) without "
+                         "solving its finished draws again")
     pg.add_argument("--eventuality", metavar="LETTERS",
                     help="explain one draw order (first drawn first, as many tiles as the bag holds) for the plays")
     pg.add_argument("--rows", type=int_in(1, 1_000_000), default=30)
@@ -868,6 +1040,27 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--json", action="store_true")
     bt.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
     bt.set_defaults(func=cmd_bots)
+
+    lt = sub.add_parser("leaves", help="leave values: train them by self-play")
+    ltsub = lt.add_subparsers(dest="leaves_command", metavar="ACTION")
+    tr = ltsub.add_parser("train", help="learn leave values for a lexicon by self-play, in rounds (README: "
+                          "Leave training)")
+    tr.add_argument("--lexicon", help="lexicon name (default: the bundled SCOWL70)")
+    tr.add_argument("--out", required=True, help="folder for the rounds' KLV2/CSV files and the run's state")
+    tr.add_argument("--from", dest="start", help="starting KLV2 (default: all leaves zero)")
+    tr.add_argument("--games", type=int_in(1, 100_000_000), default=20_000, help="games per round (default 20000)")
+    tr.add_argument("--rounds", type=int_in(1, 10_000), default=6, help="rounds in all (default 6)")
+    tr.add_argument("--seed", type=_seed, default=0)
+    tr.add_argument("--workers", type=int_in(1, 256), default=os.cpu_count() or 1,
+                    help="worker processes (default: every core)")
+    tr.add_argument("--forced", type=_decimal_in(0.0, 8.0), default=0.25,
+                    help="forced rare-leave racks evaluated per turn (0 to 8; default 0.25)")
+    tr.add_argument("--prior", type=_decimal_in(0.0, 1e6), default=16.0,
+                    help="shrinkage strength toward the sub-leave fit, in recorded racks (default 16)")
+    tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last round")
+    tr.add_argument("--json", action="store_true", help="one JSON line per round")
+    tr.set_defaults(func=cmd_leaves_train)
+    lt.set_defaults(func=lambda a: _usage(lt))
 
     pp = sub.add_parser("proto-path", help="print the include directory of the installed macondo.v1 .proto files")
     pp.set_defaults(func=cmd_proto_path)

@@ -51,6 +51,12 @@ class SimOptions:
     seed: int = 0
     opp_rack: str | None = None
     lexicon: str | None = None
+    # inference (issue 21): the opponent's last play as it stands on the board (see infer.last_play_on); the
+    # opponent's rack is drawn from the leaves it suggests
+    infer_play: str | None = None
+    infer_withdrawn: bool = False        # that play was a phony challenged off
+    infer_tolerance: float = 3.0
+    infer_max_racks: int = 50_000
 
     def validate(self) -> None:
         if not 0 <= self.plies <= 15:
@@ -65,6 +71,8 @@ class SimOptions:
             raise ValueError(f"max time must not be negative, got {self.max_time}")
         if not 1 <= self.threads <= 256:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
+        if self.infer_play is None and self.infer_withdrawn:
+            raise ValueError("a withdrawn phony needs the play to infer from")
 
 
 @dataclass
@@ -97,9 +105,11 @@ class SimResult:
     seconds: float
     final: bool
     stopped_reason: str
+    inference: dict | None = None        # the inference the opponent's racks were drawn from (summary)
 
     def to_json(self) -> dict:
-        return {
+        extra = {"inference": self.inference} if self.inference is not None else {}
+        return extra | {
             "iterations": self.iterations,
             "plays": [
                 {
@@ -159,6 +169,20 @@ class SimJob:
         # known opponent tiles come only from the explicit field: a rack that merely stands in the CGP (a
         # replayed record's later reveal, a commit's random fill) is not something the player on turn knows
         known = known_opponent_tiles(pos, opts.opp_rack) if opts.opp_rack else []
+        self.inference = None
+        last_play = None
+        if opts.infer_play is not None:
+            from .infer import InferOptions, last_play_on
+
+            last_play = last_play_on(pos, opts.infer_play, lex, withdrawn=opts.infer_withdrawn)
+            if last_play.withdrawn:
+                if not known:
+                    known = last_play.played
+            elif known:
+                raise FormatError("known opponent tiles and inference go together only for a withdrawn phony "
+                                  "(its tiles)")
+            # checked before the candidates are generated, so a bad option is refused at once
+            InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks).validate()
         gen = engine.generate(pos, lexicon=lex.name)
         chosen: list[tuple[GeneratedMove, bool]] = [(m, False) for m in gen.moves[:opts.num_plays]]
         if opts.plays:
@@ -195,6 +219,15 @@ class SimJob:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.iterations = 0
+        if last_play is not None and not (stop is not None and stop.is_set()):
+            from .infer import InferOptions, infer
+
+            iopts = InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks,
+                                 threads=opts.threads, seed=opts.seed, lexicon=lex.name)
+            self.inference = infer(engine, last_play, iopts, known=known, stop=stop)
+            if self.inference.leave_counts is not None and len(self.inference.leave_counts):
+                for w in self.workers:
+                    w.set_inferred_leaves(self.inference.leave_counts, self.inference.leave_weights)
         self.t0 = time.monotonic()
         self.reason = ""
         if stop is not None and stop.is_set():
@@ -287,7 +320,18 @@ class SimJob:
     def snapshot(self, final: bool) -> SimResult:
         with self._lock:
             self._update_stats()
-            return SimResult(self._ranked(), self.iterations, time.monotonic() - self.t0, final, self.reason)
+            return SimResult(self._ranked(), self.iterations, time.monotonic() - self.t0, final, self.reason,
+                             self.inference_summary())
+
+    def inference_summary(self) -> dict | None:
+        r = self.inference
+        if r is None:
+            return None
+        return {"play": r.play, "method": r.method, "racks_judged": r.racks_judged,
+                "racks_consistent": r.racks_consistent, "leaves": len(r.leaves), "tolerance": r.tolerance,
+                "top": [{"leave": v.text, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6)}
+                        for v in r.leaves[:5]],
+                "drawn_from_inference": bool(r.leaves)}
 
     def run(self, progress: Callable[[SimResult], None] | None = None, interval: float = 0.5,
             stop: threading.Event | None = None) -> SimResult:
@@ -342,4 +386,14 @@ def format_sim_table(res: SimResult) -> str:
         lines.append(f"{p.table:<20}{p.leave:<9}{p.score:>5}  {p.win_pct:7.2f}±{p.win_pct_stderr:<5.2f}  "
                      f"{p.equity:8.2f}±{p.equity_stderr:<6.2f}{mark}")
     lines.append(f"Iterations: {res.iterations}" + (f" ({res.stopped_reason})" if res.stopped_reason else ""))
+    inf = res.inference
+    if inf is not None:
+        if inf["drawn_from_inference"]:
+            top = ", ".join(f"{v['leave']} {100 * v['posterior']:.1f}%" for v in inf["top"][:3])
+            lines.append(f"Opponent racks drawn from the inference on {inf['play']}: {inf['leaves']} leaves "
+                         f"({inf['method']}, {inf['racks_consistent']:,} of {inf['racks_judged']:,} racks "
+                         f"consistent; most likely {top})")
+        else:
+            lines.append(f"Inference on {inf['play']}: no consistent rack kept anything, opponent racks drawn "
+                         "at random")
     return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""Simulation with inference against the same simulation without, in game pairs (issue 21).
+
+Each pair plays two games from one tile seed (the game's draws come from that seed, as autoplay's pairs),
+the inferring bot moving first in one and second in the other. While the bag holds tiles both bots
+simulate their top static plays (same iterations, plies, candidates and sim seed); the inferring bot's
+simulation draws the opponent's rack from the inference on the opponent's last play (`sim --infer`). With
+the bag empty both play the best static move. Results go to a JSON-lines file one game pair per line, so a
+run can be stopped and resumed (pairs already there are skipped) and several processes can share the work
+(--worker i --workers n).
+
+Run:    nice -n 10 .venv/bin/python bench/infer.py run --pairs 500 --out /tmp/infer_pairs.jsonl
+Report: .venv/bin/python bench/infer.py report /tmp/infer_pairs.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+from engine_cy.autoplay import game_seed
+from engine_cy.board import Board
+from engine_cy.game import Game
+from macondo_server.config import Settings
+from macondo_server.engine import Engine
+from macondo_server.formats import format_move
+from macondo_server.gamestate import play_move, position_from_game
+from macondo_server.sim import SimJob, SimOptions
+
+from _shared import shared_lexica
+
+
+def play_game(engine: Engine, lexicon: str, tile_seed: int, infer_seat: int, args) -> dict:
+    lex = engine.lexicon(lexicon)
+    game = Game(lex.kwg, lex.ld, Board(), tile_seed, 50, 6)
+    game.fill_rack(0)
+    game.fill_rack(1)
+    last: list[str | None] = [None, None]     # each player's last play, as the other saw it
+    inferred = judged_s = 0.0
+    moves = 0
+    ops = {"lex": lex.name}
+    while not game.game_over:
+        p = game.on_turn
+        if game.bag_size > 0:
+            pos = position_from_game(game, ops, show_opponent=False)
+            infer_play = last[1 - p] if p == infer_seat else None
+            opts = SimOptions(plies=args.plies, num_plays=args.num_plays, iterations=args.iterations, threads=1,
+                              seed=tile_seed ^ (moves * 7919), infer_play=infer_play,
+                              infer_tolerance=args.tolerance, infer_max_racks=args.max_racks)
+            t = time.monotonic()
+            res = SimJob(engine, pos, opts).run()
+            if infer_play is not None:
+                inferred += 1
+                judged_s += time.monotonic() - t
+            move = res.plays[0].gen.move
+            board = pos.board
+        else:
+            pos = position_from_game(game, ops, show_opponent=True)
+            move = engine.generate(pos, n=1).moves[0].move
+            board = pos.board
+        if move.kind == "place":
+            last[p] = format_move(move, lex.ld, board, style="table").strip()
+        elif move.kind == "exchange":
+            last[p] = f"exch {len(move.tiles)}"
+        else:
+            last[p] = None
+        play_move(game, move)
+        moves += 1
+    s = game.scores
+    return {"infer_seat": infer_seat, "scores": list(s), "spread": s[infer_seat] - s[1 - infer_seat],
+            "inferred_moves": int(inferred), "infer_sim_seconds": round(judged_s, 2)}
+
+
+def cmd_run(args) -> None:
+    engine = Engine(Settings.load(args.data_dir))
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        for line in out.read_text().splitlines():
+            if line.strip():
+                done.add(json.loads(line)["pair"])
+    for pair in range(args.pairs):
+        if pair % args.workers != args.worker or pair in done:
+            continue
+        seed = game_seed(args.seed, pair)
+        t = time.monotonic()
+        games = [play_game(engine, args.lexicon, seed, seat, args) for seat in (0, 1)]
+        rec = {"pair": pair, "seed": seed, "games": games, "seconds": round(time.monotonic() - t, 1)}
+        with out.open("a") as f:
+            f.write(json.dumps(rec) + "\n")
+        print(json.dumps(rec), flush=True)
+
+
+def cmd_report(args) -> None:
+    pairs = [json.loads(x) for x in Path(args.file).read_text().splitlines() if x.strip()]
+    wins = []
+    pair_means = []
+    spreads = []
+    secs = 0.0
+    for p in pairs:
+        ws = [1.0 if g["spread"] > 0 else (0.5 if g["spread"] == 0 else 0.0) for g in p["games"]]
+        wins += ws
+        pair_means.append(sum(ws) / 2)
+        spreads += [g["spread"] for g in p["games"]]
+        secs += p["seconds"]
+    n = len(pair_means)
+    if n < 2:
+        print(f"{n} pairs: too few")
+        return
+    mean = sum(pair_means) / n
+    var = sum((x - mean) ** 2 for x in pair_means) / (n - 1)
+    half = 1.96 * math.sqrt(var / n)
+    sm = sum(spreads) / len(spreads)
+    sv = sum((x - sm) ** 2 for x in spreads) / (len(spreads) - 1)
+    print(f"{n} pairs ({len(wins)} games, {secs / 3600:.2f} CPU-hours of games): inferring bot wins "
+          f"{100 * mean:.2f}% (95% interval {100 * (mean - half):.2f} to {100 * (mean + half):.2f}, by pair); "
+          f"mean spread {sm:+.1f} (± {1.96 * math.sqrt(sv / len(spreads)):.1f})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--pairs", type=int, default=100)
+    r.add_argument("--out", required=True)
+    r.add_argument("--seed", type=int, default=21)
+    r.add_argument("--lexicon", default="NWL20")
+    r.add_argument("--iterations", type=int, default=150)
+    r.add_argument("--plies", type=int, default=2)
+    r.add_argument("--num-plays", type=int, default=8)
+    r.add_argument("--tolerance", type=float, default=3.0)
+    r.add_argument("--max-racks", type=int, default=20_000)
+    r.add_argument("--worker", type=int, default=0)
+    r.add_argument("--workers", type=int, default=1)
+    r.add_argument("--data-dir", default=os.environ.get("MACONDO_DATA_DIR") or shared_lexica())
+    rp = sub.add_parser("report")
+    rp.add_argument("file")
+    args = ap.parse_args()
+    cmd_run(args) if args.cmd == "run" else cmd_report(args)
+
+
+if __name__ == "__main__":
+    main()
