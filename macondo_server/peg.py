@@ -14,8 +14,20 @@ from dataclasses import dataclass, field
 from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
 
+from .checkpoint import CheckpointStore, solve_key
+from .cluster import Cluster, Dispatcher, lexicon_fingerprint, new_run_id
 from .engine import Engine, find_move, known_opponent_tiles
-from .formats import RACK_SIZE, FormatError, Move, Position, check_text, excerpt, format_move, rack_tiles
+from .formats import (
+    RACK_SIZE,
+    FormatError,
+    Move,
+    Position,
+    check_text,
+    excerpt,
+    format_move,
+    rack_tiles,
+    write_cgp,
+)
 from .gamestate import game_from_position
 from .jobs import watch_stop
 
@@ -260,6 +272,10 @@ class PegResult:
     endgame_plies: int = 0
     leader_depth: str = ""     # "full": named from full-depth verdicts; "quick": best at the complete quick pass;
                                # "only": the only candidate
+    reused: int = 0            # verdicts taken from the checkpoint (--resume) instead of solved again
+    checkpointed: int = 0      # verdicts recorded in the checkpoint so far (with those reused)
+    cluster_workers: int = 0   # Dask worker processes the solve ran on (0: in-process)
+    cluster_tasks: int = 0     # tasks sent to them
 
     @property
     def winner(self) -> PegPlay | None:
@@ -354,6 +370,8 @@ class PegResult:
             "draw_groups_left": self.groups_left,
             "endgames_left_estimate": self.endgames_left,
             "complete": self.complete,
+            "checkpoint": {"reused": self.reused, "recorded": self.checkpointed},
+            "cluster": {"workers": self.cluster_workers, "tasks": self.cluster_tasks} if self.cluster_workers else None,
         }
 
 
@@ -400,9 +418,23 @@ class PegJob:
     """One pre-endgame solve: validated on construction; run() from any thread, stop() from any other."""
 
     def __init__(self, engine: Engine, pos: Position, opts: PegOptions,
-                 stop: threading.Event | None = None) -> None:
-        """`stop` (optional) is checked while the plays are set up; once set, the setup ends early."""
+                 stop: threading.Event | None = None, cluster: Cluster | None = None,
+                 checkpoint: CheckpointStore | None = None, resume: bool = False) -> None:
+        """`stop` (optional) is checked while the plays are set up; once set, the setup ends early. With
+        `cluster`, the passes run as tasks on its workers (same verdicts, see macondo_server.cluster); with
+        `checkpoint`, every verdict is recorded there and `resume` takes the ones recorded before."""
         opts.validate()
+        self.cluster = cluster
+        self.checkpoint = checkpoint
+        self.resume = resume
+        self.reused = 0
+        self.checkpointed = 0
+        self._ckpt_rows: list[tuple[str, str, str, int, int | None]] = []
+        self._ckpt_key = ""
+        self._ckpt_flushed = 0.0
+        self._remote = [0, 0, 0, 0]   # endgames, nested calls, nested cache hits, opponent solves on the cluster
+        self._dispatch: Dispatcher | None = None
+        self._exact_done: dict[tuple[str, str], int] = {}   # (play, draw) -> exact spread (the tiebreak)
         self.opts = opts
         self.pos = pos
         self._engine = engine
@@ -458,8 +490,10 @@ class PegJob:
         game = game_from_position(pos, lex)
         game.solver_mode()
         self.game = game
-        self.tt = TranspositionTable(opts.tt_megabytes)
-        self.workers = [PegWorker(game, lex.kwg, lex.klv, lex.ld, self.tt, bb) for _ in range(opts.threads)]
+        # on a cluster the workers' tables do the work; the local worker only serves explanations
+        self.tt = TranspositionTable(opts.tt_megabytes if cluster is None else min(opts.tt_megabytes, 16))
+        self.workers = [PegWorker(game, lex.kwg, lex.klv, lex.ld, self.tt, bb)
+                        for _ in range(opts.threads if cluster is None else 1)]
         for w in self.workers:
             w.skip_deep_pass = opts.skip_deep_pass
         self._configure(quick=False)   # the full solve's settings (an eventuality uses them as they are)
@@ -501,23 +535,28 @@ class PegJob:
         """Twice the most points p can still reach: everything not yet lost, drawn or left unresolved."""
         return 2 * (self.total - p.unresolved) - p.found_losses2
 
+    def _phase_config(self, quick: bool) -> dict:
+        """The worker settings of the quick pass or the full solve (everything a verdict depends on besides
+        the position, the play and the draw)."""
+        opts = self.opts
+        if quick:
+            cfg = {"plies": QUICK_PLIES, "max_replies": QUICK_REPLIES,
+                   "max_nested": 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1),
+                   "opp_solver": False, "leaf_mode": LEAF_MODES["static"], "risk_moves": RISK_MOVES}
+        else:
+            cfg = {"plies": opts.endgame_plies, "max_replies": 0, "max_nested": opts.max_nested_depth,
+                   "opp_solver": opts.opponent_model == "solver",
+                   "leaf_mode": LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf],
+                   "risk_moves": RISK_MOVES}
+        cfg["skip_deep_pass"] = opts.skip_deep_pass
+        return cfg
+
     def _configure(self, quick: bool) -> None:
         """Set every worker for the quick pass or the full solve."""
-        opts = self.opts
+        cfg = self._phase_config(quick)
         for w in self.workers:
-            if quick:
-                w.plies = QUICK_PLIES
-                w.max_replies = QUICK_REPLIES
-                w.max_nested = 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1)
-                w.opp_solver = False
-                w.leaf_mode = LEAF_MODES["static"]
-            else:
-                w.plies = opts.endgame_plies
-                w.max_replies = 0
-                w.max_nested = opts.max_nested_depth
-                w.opp_solver = opts.opponent_model == "solver"
-                w.leaf_mode = LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf]
-                w.risk_moves = RISK_MOVES
+            for name, value in cfg.items():
+                setattr(w, name, value)
 
     def _run_pool(self, work: Callable[[PegWorker], None], progress: Callable[[PegResult], None] | None,
                   interval: float, deadline: float | None) -> None:
@@ -551,21 +590,161 @@ class PegJob:
             for w in self.workers:
                 w.set_deadline(deadline)  # endgames in flight stop at the deadline
         self._last_progress = time.monotonic()
-        with watch_stop(stop, self.stop):
-            if opts.quick_pass and len(self.plays) > 1:   # one play: nothing to rank, no preview needed
-                self._quick_pass(progress, interval, deadline)
-            if not self._stop.is_set():
-                self._full_pass(progress, interval, deadline)
-            self.phase = "done"
-            if not self._stop.is_set() and not opts.skip_tiebreaker:
-                self._tiebreak()
+        if self.checkpoint is not None:
+            self._open_checkpoint()
+        if self.cluster is not None:
+            self._dispatch = Dispatcher(self.cluster, self._cluster_spec())
+        try:
+            with watch_stop(stop, self.stop):
+                if opts.quick_pass and len(self.plays) > 1:   # one play: nothing to rank, no preview needed
+                    self._quick_pass(progress, interval, deadline)
+                if not self._stop.is_set():
+                    self._full_pass(progress, interval, deadline)
+                self.phase = "done"
+                if not self._stop.is_set() and not opts.skip_tiebreaker:
+                    self._tiebreak()
+        finally:
+            self._flush_checkpoint(force=True)
+            if self._dispatch is not None:
+                self._dispatch.forget()
         return self.snapshot(final=True)
+
+    # ------------------------------------------------------------------ checkpoints and the cluster
+
+    def checkpoint_key(self) -> str:
+        """The checkpoint key: the position, the lexicon's and leaves' content, and every option that changes
+        a verdict (plies, nesting, passes, opponent model, endgame leaves, known opponent tiles, the quick
+        pass's settings). Options that only choose which plays are solved or when to stop are not in it:
+        each verdict is recorded under its play and draw."""
+        return solve_key({
+            "cgp": write_cgp(self.pos),
+            "lexicon": self.lex.name,
+            "lexicon_fingerprint": lexicon_fingerprint(self._engine, self.lex.name),
+            "known_opponent_tiles": sorted(self.known),
+            "quick": self._phase_config(quick=True),
+            "full": self._phase_config(quick=False),
+        })
+
+    def _open_checkpoint(self) -> None:
+        assert self.checkpoint is not None
+        self._ckpt_key = self.checkpoint_key()
+        stored = self.checkpoint.begin(self._ckpt_key, write_cgp(self.pos), self.resume)
+        reused = 0
+        with self._lock:
+            for p in self.plays:
+                for g in p.groups:
+                    q = stored.get(("quick", p.text, g.label))
+                    if q is not None and g.quick is None:
+                        p.record_quick(g, q[0])
+                        self.quick_jobs_done += 1
+                        reused += 1
+                    f = stored.get(("full", p.text, g.label))
+                    if f is not None and g.outcome is None:
+                        p.record(g, f[0])
+                        self.done_jobs += 1
+                        reused += 1
+                    e = stored.get(("exact", p.text, g.label))
+                    if e is not None and e[1] is not None:
+                        self._exact_done[(p.text, g.label)] = e[1]
+                        reused += 1
+        self.reused = reused
+        self.checkpointed = len(stored)
+
+    def _note(self, phase: str, p: PegPlay, g: DrawGroup, outcome: int, spread: int | None = None) -> None:
+        """A verdict to record in the checkpoint (called with the lock held)."""
+        if self.checkpoint is not None:
+            self._ckpt_rows.append((phase, p.text, g.label, outcome, spread))
+
+    def _flush_checkpoint(self, force: bool = False) -> None:
+        if self.checkpoint is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._ckpt_flushed < 1.0:
+            return
+        self._ckpt_flushed = now
+        with self._lock:
+            rows, self._ckpt_rows = self._ckpt_rows, []
+        if rows:
+            self.checkpoint.put(self._ckpt_key, rows)
+            self.checkpointed += len(rows)
+
+    def _cluster_spec(self) -> dict:
+        return {"run": new_run_id(), "cgp": write_cgp(self.pos), "lexicon": self.lex.name,
+                "fingerprint": lexicon_fingerprint(self._engine, self.lex.name), "bingo_bonus": self.bingo_bonus,
+                "tt_mb": self.opts.tt_megabytes}
+
+    def _cluster_pass(self, quick: bool, next_item: Callable[[], tuple[int, int] | None],
+                      on_item: Callable[[int, int, int, int | None], None], remaining: Callable[[], int],
+                      progress, interval: float, deadline: float | None, exact: bool = False,
+                      first: int = 1) -> None:
+        """One pass on the cluster: items (play, group) from next_item() as slots free up, each verdict to
+        on_item(pi, gi, outcome, spread); progress on the same beat as in-process; the time limit stops it."""
+        assert self._dispatch is not None
+        cfg = self._phase_config(quick)
+
+        def next_batch(size: int) -> list | None:
+            batch = []
+            for _ in range(size):
+                job = next_item()
+                if job is None:
+                    break
+                pi, gi = job
+                p = self.plays[pi]
+                g = p.groups[gi]
+                batch.append((pi, gi, self._move_tuple(p), g.seq, self._opp_counts(g.seq), exact))
+            return batch or None
+
+        def on_result(res: dict) -> None:
+            with self._lock:
+                self._remote[0] += res["endgames"]
+                self._remote[1] += res["nested_calls"]
+                self._remote[2] += res["nested_hits"]
+                self._remote[3] += res["opp_solves"]
+            for pi, gi, outcome, spread in res["results"]:
+                on_item(pi, gi, outcome, spread)
+
+        def tick() -> None:
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                self.stop()
+            self._flush_checkpoint()
+            if progress is not None and now - self._last_progress >= interval:
+                self._last_progress = now
+                progress(self.snapshot(final=False))
+
+        def cut_plays() -> set[int]:
+            return {pi for pi, p in enumerate(self.plays) if p.cut_off}
+
+        def deadline_in() -> float | None:
+            return None if deadline is None else deadline - time.monotonic()
+
+        try:
+            self._dispatch.run_phase(cfg, next_batch, on_result, tick, self._stop.is_set, remaining, deadline_in,
+                                     cancel_ids=None if quick else cut_plays, first=first)
+        except KeyboardInterrupt:
+            self.stop()
 
     def _quick_pass(self, progress, interval, deadline) -> None:
         self.phase = "quick"
         self._configure(quick=True)
-        items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))]
+        items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))
+                 if p.groups[gi].quick is None]   # (a resumed solve: those not recorded yet)
         items.reverse()   # popped from the end: plays in static-equity order
+        if self.cluster is not None:
+            def next_item() -> tuple[int, int] | None:
+                with self._lock:
+                    return items.pop() if items else None
+
+            def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+                with self._lock:
+                    p = self.plays[pi]
+                    p.record_quick(p.groups[gi], outcome)
+                    self.quick_jobs_done += 1
+                    self._note("quick", p, p.groups[gi], outcome)
+
+            self._cluster_pass(True, next_item, on_item, lambda: len(items), progress, interval, deadline, first=4)
+            self._flush_checkpoint(force=True)
+            return
 
         def work(w: PegWorker) -> None:
             while not self._stop.is_set():
@@ -581,8 +760,10 @@ class PegJob:
                 with self._lock:
                     p.record_quick(g, outcome)
                     self.quick_jobs_done += 1
+                    self._note("quick", p, g, outcome)
 
         self._run_pool(work, progress, interval, deadline)
+        self._flush_checkpoint(force=True)
 
     def _full_pass(self, progress, interval, deadline) -> None:
         opts = self.opts
@@ -593,8 +774,9 @@ class PegJob:
         def order(p: PegPlay) -> list[int]:
             # a loss on a heavy draw rules a play out soonest: the draws the quick pass lost first, then the
             # heaviest (popped from the end, so the list runs the other way)
-            key = sorted(range(len(p.groups)), key=lambda gi: (-rank.get(p.groups[gi].quick, 1),  # type: ignore[arg-type]
-                                                                 -p.groups[gi].weight, gi))
+            key = sorted((gi for gi in range(len(p.groups)) if p.groups[gi].outcome is None),  # (resumed: not yet)
+                         key=lambda gi: (-rank.get(p.groups[gi].quick, 1),  # type: ignore[arg-type]
+                                         -p.groups[gi].weight, gi))
             return key[::-1]
 
         pending = [order(p) for p in self.plays]
@@ -637,8 +819,26 @@ class PegJob:
                 with self._lock:
                     p.record(g, outcome)
                     self.done_jobs += 1
+                    self._note("full", p, g, outcome)
 
-        self._run_pool(work, progress, interval, deadline)
+        if self.cluster is not None:
+            def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+                if outcome == UNRESOLVED and deadline is not None and time.monotonic() >= deadline:
+                    return   # cut short by the time limit: the draw stays unsolved, not a verdict
+                with self._lock:
+                    p = self.plays[pi]
+                    p.record(p.groups[gi], outcome)
+                    self.done_jobs += 1
+                    self._note("full", p, p.groups[gi], outcome)
+
+            def remaining() -> int:
+                with self._lock:
+                    return sum(len(x) for pi, x in enumerate(pending) if not self.plays[pi].cut_off)
+
+            self._cluster_pass(False, take, on_item, remaining, progress, interval, deadline)
+        else:
+            self._run_pool(work, progress, interval, deadline)
+        self._flush_checkpoint(force=True)
         with self._lock:
             if opts.early_cutoff:
                 best_lower = max((self._lower2(p) for p in self.plays), default=0)
@@ -655,6 +855,8 @@ class PegJob:
         emptying = sorted((p for p in tied if p.empties_bag), key=lambda p: -p.score)[:TIEBREAK_POOL]
         if len(emptying) < 2:
             return
+        if self.cluster is not None:
+            self._cluster_exact(emptying)
         w = self.workers[0]
         for p in emptying:
             total = 0
@@ -662,15 +864,43 @@ class PegJob:
             for g in p.groups:
                 if self._stop.is_set():
                     return
-                outcome, spread = w.solve_draw(self._move_tuple(p), g.seq, self._opp_counts(g.seq), exact=True)
+                spread = self._exact_done.get((p.text, g.label))
                 if spread is None:
-                    return
+                    if self.cluster is not None:
+                        return   # stopped on the cluster before this draw was solved
+                    outcome, spread = w.solve_draw(self._move_tuple(p), g.seq, self._opp_counts(g.seq), exact=True)
+                    if spread is None:
+                        return
+                    with self._lock:
+                        self._note("exact", p, g, outcome, spread)
                 g.spread = spread
                 total += g.weight * spread
                 weight += g.weight
             p.spread_sum, p.spread_weight = total, weight
         for p in emptying:
             p.tiebroken = True
+
+    def _cluster_exact(self, emptying: list[PegPlay]) -> None:
+        """The tiebreak's exact spreads of the tied bag-emptying plays, solved on the cluster."""
+        index = {id(p): pi for pi, p in enumerate(self.plays)}
+        items = [(index[id(p)], gi) for p in emptying for gi, g in enumerate(p.groups)
+                 if (p.text, g.label) not in self._exact_done]
+        items.reverse()
+
+        def next_item() -> tuple[int, int] | None:
+            with self._lock:
+                return items.pop() if items else None
+
+        def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+            if spread is None:
+                return
+            p = self.plays[pi]
+            with self._lock:
+                self._exact_done[(p.text, p.groups[gi].label)] = spread
+                self._note("exact", p, p.groups[gi], outcome, spread)
+
+        self._cluster_pass(False, next_item, on_item, lambda: len(items), None, 1.0, None, exact=True, first=4)
+        self._flush_checkpoint(force=True)
 
     # ------------------------------------------------------------------ --eventuality
 
@@ -853,7 +1083,7 @@ class PegJob:
             else:
                 groups_left = sum(p.groups_total - p.groups_done for p in plays if not p.cut_off)
                 per_group_done = done_jobs
-        endgames = sum(w.endgames for w in self.workers)
+        endgames = sum(w.endgames for w in self.workers) + self._remote[0]
         if phase in ("quick", "setup"):
             self._eg_quick = endgames
         pass_endgames = endgames - (self._eg_quick if phase not in ("quick", "setup") else 0)
@@ -862,8 +1092,8 @@ class PegJob:
             plays=plays,
             total_permutations=self.total,
             endgames=endgames,
-            nested_calls=sum(w.nested_calls for w in self.workers),
-            nested_hits=sum(w.nested_hits for w in self.workers),
+            nested_calls=sum(w.nested_calls for w in self.workers) + self._remote[1],
+            nested_hits=sum(w.nested_hits for w in self.workers) + self._remote[2],
             seconds=seconds,
             done_jobs=done_jobs,
             total_jobs=self.total_jobs,
@@ -876,8 +1106,12 @@ class PegJob:
             phase=phase,
             quick_done_jobs=quick_done,
             opponent_model=self.opts.opponent_model,
-            opp_solves=sum(w.opp_solves for w in self.workers),
+            opp_solves=sum(w.opp_solves for w in self.workers) + self._remote[3],
             endgame_plies=self.opts.endgame_plies,
+            reused=self.reused,
+            checkpointed=self.checkpointed,
+            cluster_workers=self.cluster.workers() if self.cluster is not None else 0,
+            cluster_tasks=self._dispatch.stats.tasks if self._dispatch is not None else 0,
         )
         _name_leader(res)
         return res

@@ -1,0 +1,475 @@
+"""Pre-endgames and self-play on a Dask cluster (the optional `cluster` extra: dask[distributed]).
+
+The client (the CLI or the server) connects to a running Dask scheduler (`--cluster ADDRESS`) or starts a
+LocalCluster of N worker processes on this machine (`--cluster local:N`). Work goes out as plain tasks that
+carry the position (CGP text), the lexicon's name and content fingerprint, the plays, draws and options, and
+never a path: each worker loads the lexicon from its own data directories once per process (checking the
+fingerprint) and keeps its solver state (game, transposition table, pre-endgame workers) for the solve
+between tasks. Dask provides the rest: scheduling, work stealing, and re-running the tasks of a worker that
+died on another one. A task's result depends only on what it carries (see PegJob), so the solve's result
+does not depend on which worker ran what.
+
+This module imports dask lazily: without the extra everything else runs in-process as before."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from . import __version__
+
+# the task and result formats below; a client and its workers must agree on it (and on the package version)
+PROTOCOL = 1
+CONNECT_TIMEOUT = 10.0       # seconds to reach a scheduler and see a worker
+MAX_LOCAL_WORKERS = 256
+CONTEXTS_PER_WORKER = 2      # solves whose state a worker process keeps (the oldest goes first)
+
+
+class ClusterError(OSError):
+    """The cluster cannot be used: not installed, unreachable, no workers, a version or lexicon mismatch, or
+    a task that failed on every worker it was tried on. One line, for the CLI and the RPC status."""
+
+
+_ADDRESS_RE = re.compile(r"^(?:(tcp|tls|ucx|inproc)://)?[A-Za-z0-9._\-\[\]:]{1,200}:\d{1,5}$")
+
+
+def parse_cluster_spec(spec: str) -> tuple[str, Any]:
+    """("local", N) for 'local:N', else ("address", ADDRESS) for a scheduler address (host:port, with an
+    optional tcp:// or tls:// scheme)."""
+    text = (spec or "").strip()
+    if text.startswith("local:") or text == "local":
+        n_text = text[6:] if text.startswith("local:") else ""
+        if not n_text.isdigit() or not 1 <= int(n_text) <= MAX_LOCAL_WORKERS:
+            raise ClusterError(f"--cluster {spec!r}: local:N needs N from 1 to {MAX_LOCAL_WORKERS} worker processes")
+        return "local", int(n_text)
+    if not _ADDRESS_RE.match(text):
+        raise ClusterError(f"--cluster {spec[:80]!r}: not a scheduler address (host:port or tcp://host:port) "
+                           "nor local:N")
+    return "address", text
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError("--cluster needs Dask: install the optional extra (pip install 'macondo-py[cluster]', "
+                           "or pip install 'dask[distributed]')") from None
+    return distributed
+
+
+def _worker_info() -> dict:
+    """Runs on each worker: what the client checks before sending work."""
+    import sys
+
+    return {"macondo": __version__, "protocol": PROTOCOL, "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
+            "pid": os.getpid()}
+
+
+class Cluster:
+    """A connection to a Dask scheduler, or a LocalCluster of N worker processes started for it. The workers
+    find lexica in their own data directories (a LocalCluster's: this process's `data_dirs`)."""
+
+    def __init__(self, spec: str, data_dirs: Iterable[str] | None = None, timeout: float = CONNECT_TIMEOUT) -> None:
+        kind, value = parse_cluster_spec(spec)
+        distributed = _import_distributed()
+        self.spec = spec
+        self.local = None
+        self._lock = threading.Lock()
+        try:
+            if kind == "local":
+                env = {"MACONDO_DATA_DIR": os.pathsep.join(str(d) for d in data_dirs)} if data_dirs else {}
+                for name in ("MACONDO_CACHE_DIR",):
+                    if os.environ.get(name):
+                        env[name] = os.environ[name]
+                # one thread per process: the solver releases the GIL, but processes keep one worker's crash
+                # from taking the others down, and N processes use N cores
+                self.local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
+                                                      dashboard_address=None, silence_logs=40, env=env,
+                                                      worker_dashboard_address=None)
+                self.client = distributed.Client(self.local, timeout=timeout)
+            else:
+                self.client = distributed.Client(value, timeout=timeout)
+        except ClusterError:
+            raise
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise ClusterError(f"cannot reach the Dask scheduler at {spec}: {_one_line(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 (dask raises several kinds; all mean the same to the user)
+            self.close()
+            raise ClusterError(f"cannot start the cluster {spec}: {_one_line(exc)}") from None
+        try:
+            self.client.wait_for_workers(1, timeout=timeout)
+        except Exception:  # noqa: BLE001
+            self.close()
+            raise ClusterError(f"the Dask scheduler at {spec} has no workers (start one with: "
+                               f"dask worker {self.address_for_workers()})") from None
+        self.check_versions()
+
+    def address_for_workers(self) -> str:
+        try:
+            return str(self.client.scheduler.address)
+        except Exception:  # noqa: BLE001
+            return self.spec
+
+    def check_versions(self) -> None:
+        """Every worker runs this package's version and task protocol (else a clear error, no work sent)."""
+        try:
+            infos = self.client.run(_worker_info)
+        except Exception as exc:  # noqa: BLE001
+            raise ClusterError(f"a worker of {self.spec} cannot run the engine (is macondo-py installed there?): "
+                               f"{_one_line(exc)}") from None
+        for addr, info in infos.items():
+            if info.get("macondo") != __version__ or info.get("protocol") != PROTOCOL:
+                raise ClusterError(f"version mismatch: worker {addr} runs macondo {info.get('macondo')} "
+                                   f"(task protocol {info.get('protocol')}), this machine {__version__} "
+                                   f"(protocol {PROTOCOL}); install the same version on every worker")
+
+    def nthreads(self) -> int:
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # noqa: BLE001
+            return 1
+
+    def workers(self) -> int:
+        try:
+            return len(self.client.nthreads())
+        except Exception:  # noqa: BLE001
+            return 0
+
+    def close(self) -> None:
+        client = getattr(self, "client", None)
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001
+                pass
+        if self.local is not None:
+            try:
+                self.local.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self.local = None
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
+# ---------------------------------------------------------------------------------------- fingerprints
+
+_FP_CACHE: dict[tuple, str] = {}
+
+
+def lexicon_fingerprint(engine, name: str) -> str:
+    """SHA-256 (16 hex digits) of the files that make up lexicon `name` in this process's data directories
+    (word graph or word list, and leaves), cached by path, size and modification time."""
+    reg = engine.registry
+    parts = []
+    for suffix in (".kwg", ".txt", ".klv2"):
+        p = reg._find(name, suffix)
+        if p is not None:
+            st = p.stat()
+            parts.append((suffix, str(p), st.st_size, st.st_mtime_ns))
+    key = tuple(parts)
+    fp = _FP_CACHE.get(key)
+    if fp is None:
+        h = hashlib.sha256()
+        for suffix, path, _, _ in parts:
+            if suffix == ".txt" and any(s == ".kwg" for s, *_ in parts):
+                continue   # the word graph is what gets loaded
+            h.update(suffix.encode())
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        fp = h.hexdigest()[:16]
+        _FP_CACHE[key] = fp
+    return fp
+
+
+# ---------------------------------------------------------------------------------------- worker side
+
+_W_LOCK = threading.Lock()
+_W_ENGINE: list = []
+_W_LEXICA: dict[tuple[str, str], Any] = {}
+_W_CONTEXTS: OrderedDict[str, _PegContext] = OrderedDict()
+_W_STOPPED: set[str] = set()
+_W_LOADS = [0]               # lexicon loads in this process (tests: once per worker, not per task)
+
+
+def _worker_engine():
+    if not _W_ENGINE:
+        from .engine import Engine
+
+        _W_ENGINE.append(Engine())
+    return _W_ENGINE[0]
+
+
+def _worker_lexicon(name: str, fingerprint: str):
+    with _W_LOCK:
+        lex = _W_LEXICA.get((name, fingerprint))
+        if lex is not None:
+            return lex
+        engine = _worker_engine()
+        lex = engine.lexicon(name)
+        have = lexicon_fingerprint(engine, name)
+        if have != fingerprint:
+            raise ClusterError(f"lexicon mismatch: worker pid {os.getpid()} has lexicon {name} with fingerprint "
+                               f"{have}, the client {fingerprint}; give every worker the same lexicon files")
+        _W_LEXICA[(name, fingerprint)] = lex
+        _W_LOADS[0] += 1
+        return lex
+
+
+class _PegContext:
+    """One solve's state in a worker process: the game, one transposition table, and a pre-endgame worker per
+    task running at the same time (kept between tasks)."""
+
+    def __init__(self, spec: dict) -> None:
+        from engine_cy.endgame import TranspositionTable
+
+        from .formats import parse_cgp
+        from .gamestate import game_from_position
+
+        lex = _worker_lexicon(spec["lexicon"], spec["fingerprint"])
+        pos = parse_cgp(spec["cgp"])
+        game = game_from_position(pos, lex)
+        game.solver_mode()
+        self.lex = lex
+        self.game = game
+        self.bb = int(spec["bingo_bonus"])
+        self.tt = TranspositionTable(int(spec["tt_mb"]))
+        self.free: list = []
+        self.all: list = []
+        self.lock = threading.Lock()
+
+    def acquire(self):
+        from engine_cy.peg import PegWorker
+
+        with self.lock:
+            if self.free:
+                return self.free.pop()
+            w = PegWorker(self.game, self.lex.kwg, self.lex.klv, self.lex.ld, self.tt, self.bb)
+            self.all.append(w)
+            return w
+
+    def release(self, w) -> None:
+        with self.lock:
+            self.free.append(w)
+
+    def stop(self) -> None:
+        with self.lock:
+            for w in self.all:
+                w.request_stop()
+
+
+def _peg_context(spec: dict) -> _PegContext:
+    run = spec["run"]
+    with _W_LOCK:
+        ctx = _W_CONTEXTS.get(run)
+        if ctx is not None:
+            _W_CONTEXTS.move_to_end(run)
+            return ctx
+    ctx = _PegContext(spec)
+    with _W_LOCK:
+        have = _W_CONTEXTS.get(run)
+        if have is not None:
+            return have
+        _W_CONTEXTS[run] = ctx
+        while len(_W_CONTEXTS) > CONTEXTS_PER_WORKER:
+            _W_CONTEXTS.popitem(last=False)
+    return ctx
+
+
+def _stop_run(run: str) -> int:
+    """Runs on each worker (client.run): stop the solve `run` now, in the tasks running and any to come."""
+    with _W_LOCK:
+        _W_STOPPED.add(run)
+        ctx = _W_CONTEXTS.pop(run, None)
+    if ctx is not None:
+        ctx.stop()
+    return 0
+
+
+def _forget_run(run: str) -> int:
+    with _W_LOCK:
+        _W_CONTEXTS.pop(run, None)
+    return 0
+
+
+def _worker_stats() -> dict:
+    return {"lexicon_loads": _W_LOADS[0], "contexts": len(_W_CONTEXTS), "pid": os.getpid()}
+
+
+def peg_task(spec: dict, config: dict, items: list) -> dict:
+    """Solve a batch of (play, draw) items of one pre-endgame on this worker. `items`: (play index, group
+    index, move tuple, draw sequence, opponent counts, exact). Returns the verdicts of the items solved
+    before a stop (a stopped item is never reported), the counters' increase and the time per item."""
+    run = spec["run"]
+    out: dict = {"results": [], "stopped": False, "endgames": 0, "nested_calls": 0, "nested_hits": 0,
+                 "opp_solves": 0, "durations": [], "pid": os.getpid()}
+    if run in _W_STOPPED:
+        out["stopped"] = True
+        return out
+    ctx = _peg_context(spec)
+    w = ctx.acquire()
+    try:
+        for name in ("plies", "max_replies", "max_nested", "opp_solver", "leaf_mode", "risk_moves",
+                     "skip_deep_pass"):
+            setattr(w, name, config[name])
+        remaining = spec.get("deadline_in")
+        before = (w.endgames, w.nested_calls, w.nested_hits, w.opp_solves)
+        if remaining is not None:
+            w.set_deadline(time.monotonic() + max(0.001, remaining - (time.time() - spec["sent_at"])))
+        for pi, gi, move, seq, opp, exact in items:
+            if run in _W_STOPPED:
+                out["stopped"] = True
+                break
+            t0 = time.perf_counter()
+            outcome, spread = w.solve_draw(tuple(move), tuple(seq), list(opp), exact=bool(exact))
+            if w.stopped:
+                out["stopped"] = True
+                break
+            out["durations"].append(time.perf_counter() - t0)
+            out["results"].append((pi, gi, outcome, spread))
+        out["endgames"] = w.endgames - before[0]
+        out["nested_calls"] = w.nested_calls - before[1]
+        out["nested_hits"] = w.nested_hits - before[2]
+        out["opp_solves"] = w.opp_solves - before[3]
+    finally:
+        if remaining is not None:
+            w.set_deadline(0.0)
+        if not w.stopped:
+            ctx.release(w)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- client side
+
+
+@dataclass
+class DispatchStats:
+    tasks: int = 0
+    items: int = 0
+    retried: int = 0
+    durations: list[float] | None = None
+
+
+class Dispatcher:
+    """Keeps a cluster busy with batches of items chosen on the client as results arrive (so best-first
+    order and cut-offs use every result so far): at most two batches per worker thread in flight, each sized
+    to take about `target` seconds from the item times measured so far."""
+
+    def __init__(self, cluster: Cluster, spec: dict, target: float = 0.5) -> None:
+        self.cluster = cluster
+        self.spec = spec
+        self.target = target
+        self.stats = DispatchStats(durations=[])
+        self.run = spec["run"]
+
+    def batch_size(self, remaining: int, per_item: float | None, first: int) -> int:
+        slots = 2 * self.cluster.nthreads()
+        if per_item is None:
+            size = first
+        else:
+            size = int(self.target / max(per_item, 1e-4))
+        # never so large that some worker threads get nothing while items remain
+        size = min(size, max(1, -(-remaining // slots)), 256)
+        return max(1, size)
+
+    def run_phase(self, config: dict, next_batch: Callable[[int], list | None], on_result: Callable[[dict], None],
+                  tick: Callable[[], None], stopped: Callable[[], bool], remaining: Callable[[], int],
+                  deadline_in: Callable[[], float | None], cancel_ids: Callable[[], set[int]] | None = None,
+                  first: int = 1) -> None:
+        """Submit batches (next_batch(size) -> list of items or None when nothing is left) until none is left
+        and every one has come back; on_result(task result) for each; tick() about ten times a second; a
+        stop cancels what has not started and stops what runs."""
+        distributed = _import_distributed()
+        client = self.cluster.client
+        inflight: dict = {}
+        slots = 2 * self.cluster.nthreads()
+        exhausted = False
+        per_item: float | None = None
+        try:
+            while True:
+                if stopped():
+                    break
+                while not exhausted and len(inflight) < slots:
+                    batch = next_batch(self.batch_size(remaining(), per_item, first))
+                    if not batch:
+                        exhausted = True
+                        break
+                    spec = dict(self.spec, deadline_in=deadline_in(), sent_at=time.time())
+                    fut = client.submit(peg_task, spec, config, batch, pure=False,
+                                        key=f"peg-{self.run}-{uuid.uuid4().hex[:12]}")
+                    inflight[fut] = batch
+                    self.stats.tasks += 1
+                if not inflight:
+                    break
+                try:
+                    done = distributed.wait(list(inflight), timeout=0.1, return_when="FIRST_COMPLETED").done
+                except distributed.TimeoutError:
+                    done = set()
+                except TimeoutError:
+                    done = set()
+                for fut in done:
+                    batch = inflight.pop(fut)
+                    try:
+                        res = fut.result()
+                    except distributed.client.FutureCancelledError:
+                        continue
+                    except Exception as exc:  # noqa: BLE001 (a task failing on every worker tried)
+                        raise ClusterError(f"a pre-endgame task failed on the cluster: {_one_line(exc)}") from None
+                    self.stats.items += len(res["results"])
+                    self.stats.durations.extend(res["durations"])   # type: ignore[union-attr]
+                    if res["durations"]:
+                        d = self.stats.durations[-200:]   # type: ignore[index]
+                        per_item = sum(d) / len(d)
+                    on_result(res)
+                if cancel_ids is not None:
+                    dead = cancel_ids()
+                    if dead:
+                        drop = [f for f, b in inflight.items() if all(item[0] in dead for item in b)]
+                        for f in drop:
+                            inflight.pop(f)
+                        if drop:
+                            client.cancel(drop)
+                tick()
+        finally:
+            if inflight:
+                try:
+                    client.cancel(list(inflight))
+                except Exception:  # noqa: BLE001
+                    pass
+            if stopped():
+                self.stop_workers()
+
+    def stop_workers(self) -> None:
+        try:
+            self.cluster.client.run(_stop_run, self.run)
+        except Exception:  # noqa: BLE001 (a worker gone: nothing of this solve runs there)
+            pass
+
+    def forget(self) -> None:
+        try:
+            self.cluster.client.run(_forget_run, self.run)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex

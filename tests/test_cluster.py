@@ -1,0 +1,223 @@
+"""Pre-endgames and self-play on a Dask LocalCluster of two worker processes: the same verdicts, tallies and
+ranking as the in-process solve, with a worker killed mid-solve, after a stop and a resume from the checkpoint;
+clear errors for an unreachable scheduler and a version mismatch. Skipped without dask (the `cluster` extra)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import time
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from macondo_server import cluster as cluster_mod
+from macondo_server.checkpoint import CheckpointError, CheckpointStore
+from macondo_server.cluster import Cluster, ClusterError, parse_cluster_spec
+from macondo_server.formats import parse_cgp
+from macondo_server.peg import PegJob, PegOptions
+
+from conftest import load_cases, needs_cases
+
+CASES = {c["id"]: c for c in load_cases("peg")}
+# the 1-in-the-bag case: a handful of its plays (the whole list takes minutes on a busy machine)
+ONYX_PLAYS = ["13L ONYX", "13L OXY", "13J EXON", "N1 XYST", "14D ENS", "14F ST(E)Y"]
+
+
+def _onyx_opts(**kw) -> PegOptions:
+    return PegOptions(endgame_plies=2, threads=2, only_solve=ONYX_PLAYS, **kw)
+
+
+def _axe_opts(**kw) -> PegOptions:
+    return PegOptions(endgame_plies=2, threads=2, only_solve=["6F .X."], **kw)
+
+
+def summary(res) -> list:
+    """Everything the result reports per play, in ranking order: play, tallies, every draw's verdict, the
+    tiebreak spread, cut-off."""
+    return [(p.text, p.wins, p.draws, p.losses, p.unresolved, p.cut_off, p.spread,
+             sorted((g.label, g.weight, g.outcome, g.quick) for g in p.groups)) for p in res.plays]
+
+
+@pytest.fixture(scope="module")
+def cluster(engine):
+    with Cluster("local:2", data_dirs=[str(d) for d in engine.settings.data_dirs]) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def reference(engine):
+    """In-process results, solved once per module."""
+    out = {}
+
+    def get(name: str):
+        if name not in out:
+            c = CASES[name]
+            opts = _onyx_opts() if name == "peg-onyx-nwl20" else _axe_opts()
+            out[name] = PegJob(engine, parse_cgp(c["cgp"]), opts).run()
+        return out[name]
+
+    return get
+
+
+def _worker_pids(cl: Cluster) -> dict:
+    return cl.client.run(os.getpid)
+
+
+@needs_cases
+def test_one_in_bag_identical_to_in_process(engine, cluster, reference):
+    c = CASES["peg-onyx-nwl20"]
+    ref = reference("peg-onyx-nwl20")
+    res = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), cluster=cluster).run()
+    assert res.finished and res.complete and res.cluster_workers == 2 and res.cluster_tasks > 1
+    assert summary(res) == summary(ref)
+    assert res.winner.text == ref.winner.text and res.total_permutations == 8
+    assert res.endgames == ref.endgames   # the same work, counted on the workers
+    # the lexicon was loaded once per worker process, not once per task
+    stats = cluster.client.run(cluster_mod._worker_stats)
+    assert all(s["lexicon_loads"] == 1 for s in stats.values()), stats
+
+
+@needs_cases
+def test_two_in_bag_identical_to_in_process(engine, cluster, reference):
+    c = CASES["peg-axe-2bag-csw21"]
+    ref = reference("peg-axe-2bag-csw21")
+    res = PegJob(engine, parse_cgp(c["cgp"]), _axe_opts(), cluster=cluster).run()
+    (play,) = res.plays
+    assert play.points == 70 and res.total_permutations == 72   # the case's known answer
+    assert summary(res) == summary(ref)
+
+
+@needs_cases
+def test_worker_killed_mid_solve_gives_the_same_result(engine, cluster, reference):
+    c = CASES["peg-onyx-nwl20"]
+    ref = reference("peg-onyx-nwl20")
+    before = _worker_pids(cluster)
+    victim = sorted(before.values())[0]
+    killed = []
+    job = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), cluster=cluster)
+
+    def progress(r) -> None:
+        if not killed and r.done_jobs + r.quick_done_jobs >= 3:
+            os.kill(victim, signal.SIGKILL)   # the worker process dies with its tasks; the nanny restarts it
+            killed.append((r.done_jobs, r.quick_done_jobs))
+
+    res = job.run(progress, interval=0.05)
+    assert killed, "the solve ended before the kill"
+    assert killed[0][0] < res.done_jobs   # killed mid-solve: the full pass went on after it
+    assert summary(res) == summary(ref)
+    cluster.client.wait_for_workers(2, timeout=60)
+    assert victim not in _worker_pids(cluster).values()
+
+
+@needs_cases
+def test_stop_halfway_and_resume_gives_the_same_result(engine, cluster, reference, tmp_path):
+    c = CASES["peg-onyx-nwl20"]
+    ref = reference("peg-onyx-nwl20")
+    path = tmp_path / "peg.sqlite"
+    store = CheckpointStore(path)
+    job = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), cluster=cluster, checkpoint=store)
+    half = job.total_jobs // 2
+
+    def progress(r) -> None:
+        if r.phase == "full" and r.done_jobs >= half:
+            job.stop()
+
+    first = job.run(progress, interval=0.02)
+    assert not first.finished and first.done_jobs >= half
+    finished_at_stop = first.done_jobs + first.quick_done_jobs
+    assert first.checkpointed == finished_at_stop   # every verdict known at the stop is recorded
+    store.close()
+    # a new process would open the same file: resume from it (the in-process solver and the cluster agree)
+    store = CheckpointStore(path)
+    resumed = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), cluster=cluster, checkpoint=store, resume=True).run()
+    assert resumed.reused >= finished_at_stop >= job.total_jobs // 2
+    assert resumed.finished
+    assert summary(resumed) == summary(ref)
+    # resuming a finished solve solves nothing again
+    again = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), checkpoint=store, resume=True).run()
+    assert again.endgames == 0 and summary(again) == summary(ref)
+    # other options that change verdicts use another key: nothing is reused
+    other = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=1, only_solve=ONYX_PLAYS[:1], threads=1),
+                   checkpoint=store, resume=True).run()
+    assert other.reused == 0
+    store.close()
+
+
+@needs_cases
+def test_in_process_checkpoint_resume(engine, reference, tmp_path):
+    """The checkpoint works without a cluster too: stopped in-process, resumed in-process."""
+    c = CASES["peg-onyx-nwl20"]
+    ref = reference("peg-onyx-nwl20")
+    store = CheckpointStore(tmp_path / "p.sqlite")
+    job = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), checkpoint=store)
+
+    def progress(r) -> None:
+        if r.phase == "full" and r.done_jobs >= 4:
+            job.stop()
+
+    first = job.run(progress, interval=0.0)
+    res = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), checkpoint=store, resume=True).run()
+    assert res.reused >= first.done_jobs + first.quick_done_jobs
+    assert summary(res) == summary(ref)
+
+
+def test_unreachable_scheduler_is_a_clear_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]   # nothing listens there once closed
+    t0 = time.monotonic()
+    with pytest.raises(ClusterError, match=f"cannot reach the Dask scheduler at 127.0.0.1:{port}"):
+        Cluster(f"127.0.0.1:{port}", timeout=2)
+    assert time.monotonic() - t0 < 30
+
+
+def test_version_mismatch_is_a_clear_error(cluster, monkeypatch):
+    monkeypatch.setattr(cluster_mod, "PROTOCOL", 999)   # this side only: the workers keep theirs
+    with pytest.raises(ClusterError, match=r"version mismatch: worker .*task protocol 1\), this machine .*protocol 999"):
+        cluster.check_versions()
+
+
+@pytest.mark.parametrize("spec", ["local:0", "local:x", "local:9999", "foo bar", "", "http://x:1/path"])
+def test_bad_cluster_specs(spec):
+    with pytest.raises(ClusterError):
+        parse_cluster_spec(spec)
+
+
+def test_cluster_specs():
+    assert parse_cluster_spec("local:2") == ("local", 2)
+    assert parse_cluster_spec("tcp://10.0.0.5:8786") == ("address", "tcp://10.0.0.5:8786")
+    assert parse_cluster_spec("scheduler.example:8786") == ("address", "scheduler.example:8786")
+
+
+def test_checkpoint_store_errors(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(CheckpointError, match="not a usable SQLite file"):
+        CheckpointStore(bad)
+    with pytest.raises(CheckpointError, match="is a directory"):
+        CheckpointStore(tmp_path)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        CheckpointStore(tmp_path / "no" / "such.sqlite")
+    store = CheckpointStore(tmp_path / "ok.sqlite")
+    store.put("k", [("full", "8D ONYX", "[Y]", 0, None)])
+    assert store.begin("k", "x", resume=True) == {("full", "8D ONYX", "[Y]"): (0, None)}
+    assert store.begin("k", "x", resume=False) == {}   # a fresh start drops the old verdicts
+    store.close()
+    with sqlite3.connect(tmp_path / "ok.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 0
+
+
+@needs_cases
+def test_checkpoint_key_covers_the_options(engine):
+    c = CASES["peg-onyx-nwl20"]
+    pos = parse_cgp(c["cgp"])
+    key = PegJob(engine, pos, _onyx_opts()).checkpoint_key()
+    assert key == PegJob(engine, pos, _onyx_opts(early_cutoff=True, max_time=5)).checkpoint_key()
+    for changed in (dict(endgame_plies=3), dict(opponent_model="solver"), dict(endgame_leaf="static"),
+                    dict(max_nested_depth=2), dict(opp_rack="A")):
+        opts = _onyx_opts(**changed)
+        assert PegJob(engine, pos, opts).checkpoint_key() != key, changed
