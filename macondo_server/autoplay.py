@@ -10,11 +10,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine_cy.autoplay import AutoplayWorker, game_seed
 from engine_cy.klv import Klv
 
 from .engine import Engine
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 from .formats import GcgEvent, GcgGame, Move, format_coord, format_move, new_board, write_gcg
 from .lexicon import Lexicon
 
@@ -79,6 +83,31 @@ def bots_from_options(engine: Engine, lexicon: str | None, leaves: str | None, l
     klv1 = load(leaves) if leaves else lex1.klv
     klv2 = load(leaves2) if leaves2 else (lex2.klv if lexicon2 else klv1)
     return BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2")
+
+
+def bot_sources(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
+                leaves2: str | None, by_name: bool = False) -> list[dict]:
+    """What a cluster worker needs to rebuild the bots of bots_from_options (same arguments): each bot's lexicon
+    by name and content fingerprint, and its leaves as the file's bytes (None: the lexicon's own leaves). The
+    worker reads lexica from its own data directories; leaves travel with the task, never as a path."""
+    import hashlib
+
+    from .cluster import lexicon_fingerprint
+
+    def leaves_bytes(spec: str) -> bytes:
+        path = engine.registry.find_leaves(spec) if by_name else Path(spec)
+        engine.named_leaves(spec) if by_name else engine.leaves(spec)   # the same checks as the local bots
+        return Path(path).read_bytes()
+
+    lex1 = engine.lexicon(lexicon or None)
+    lex2 = engine.lexicon(lexicon2) if lexicon2 else lex1
+    data1 = leaves_bytes(leaves) if leaves else None
+    data2 = leaves_bytes(leaves2) if leaves2 else (None if lexicon2 else data1)
+    out = []
+    for lex, data in ((lex1, data1), (lex2, data2)):
+        out.append({"lexicon": lex.name, "fingerprint": lexicon_fingerprint(engine, lex.name), "leaves": data,
+                    "leaves_sha": hashlib.sha256(data).hexdigest() if data is not None else None})
+    return out
 
 
 def summarize(records: list[GameRecord], seconds: float) -> AutoplaySummary:
@@ -165,10 +194,13 @@ def run_autoplay(
     progress: Callable[[int, int], None] | None = None,
     stop: threading.Event | None = None,
     records: list[GameRecord] | None = None,
+    cluster: Cluster | None = None,
+    sources: list[dict] | None = None,
 ) -> AutoplaySummary:
     """Play `games` games; bot 1 moves first in even games. With pairs, games 2k and 2k+1 share their tiles
     (each bot gets the draws the other had). Setting `stop` ends the run after the games in progress;
-    the summary covers the games finished."""
+    the summary covers the games finished. With `cluster` (and the bots' `sources`, see bot_sources) the games
+    run there in batches, game for game the same as here."""
     if games <= 0:
         raise ValueError(f"number of games must be positive, got {games}")
     if threads <= 0:
@@ -183,6 +215,10 @@ def run_autoplay(
     lock = threading.Lock()
     done = [0]
     stop = stop or threading.Event()
+    if cluster is not None:
+        if sources is None:
+            raise ValueError("self-play on a cluster needs the bots' sources (bot_sources)")
+        return _run_on_cluster(cluster, sources, games, seed, pairs, out_dir, names, progress, stop, records)
     workers = [
         AutoplayWorker(bot1.lexicon.kwg, bot1.leaves, bot2.lexicon.kwg, bot2.leaves, bot1.lexicon.ld, new_board())
         for _ in range(threads)
@@ -221,4 +257,27 @@ def run_autoplay(
             w.stop = True
         for th in pool:
             th.join()
+    return summarize(records, time.perf_counter() - t0)
+
+
+def _run_on_cluster(cluster: Cluster, sources: list[dict], games: int, seed: int, pairs: bool, out_dir: Path | None,
+                    names: tuple[str, str], progress: Callable[[int, int], None] | None, stop: threading.Event,
+                    records: list[GameRecord]) -> AutoplaySummary:
+    from .cluster import run_autoplay_tasks
+
+    t0 = time.perf_counter()
+
+    def on_games(batch: list) -> None:
+        for g, first, scores, bingos, turns, reason, gcg in batch:
+            if out_dir is not None and gcg is not None:
+                (out_dir / f"game-{g:05d}.gcg").write_text(gcg, encoding="utf-8")
+            records.append(GameRecord(g, first, tuple(scores), tuple(bingos), turns, reason))
+        if progress:
+            progress(len(records), games)
+
+    try:
+        run_autoplay_tasks(cluster, sources, games, seed & 0xFFFFFFFFFFFFFFFF, pairs,
+                           names if out_dir is not None else None, on_games, stop.is_set)
+    except KeyboardInterrupt:
+        stop.set()
     return summarize(records, time.perf_counter() - t0)

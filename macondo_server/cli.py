@@ -247,11 +247,18 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 
 def cmd_autoplay(args: argparse.Namespace) -> int:
-    from .autoplay import bots_from_options, run_autoplay
+    from .autoplay import bot_sources, bots_from_options, run_autoplay
     from .engine import Engine
 
-    bot1, bot2 = bots_from_options(Engine(Settings.load(args.data_dir)), args.lexicon, args.leaves, args.lexicon2,
-                                   args.leaves2)
+    engine = Engine(Settings.load(args.data_dir))
+    bot1, bot2 = bots_from_options(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2)
+    cluster = None
+    sources = None
+    if args.cluster:
+        from .cluster import Cluster
+
+        sources = bot_sources(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2)
+        cluster = Cluster(args.cluster, data_dirs=[str(d) for d in engine.settings.data_dirs])
     progress = None
     bar = None
     if not args.json and sys.stderr.isatty():
@@ -269,10 +276,13 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
         summary = run_interruptible(lambda: run_autoplay(
             bot1, bot2, args.games, seed=args.seed,
             threads=args.threads, pairs=args.pairs, gcg_dir=args.gcg_dir, progress=progress, stop=stop,
+            cluster=cluster, sources=sources,
         ), stop.set, "autoplay")
     finally:
         if bar is not None:
             bar.stop()
+        if cluster is not None:
+            cluster.close()
     if args.json:
         print(json.dumps(summary.to_json()))
         return 0
@@ -302,7 +312,7 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
 
         start_sha = hashlib.sha256(p.read_bytes()).hexdigest()
     opts = TrainOptions(lexicon=lex.name, games=args.games, rounds=args.rounds, seed=args.seed, forced=args.forced,
-                        prior=args.prior, start=args.start, start_sha256=start_sha)
+                        prior=args.prior, pool=args.pool, start=args.start, start_sha256=start_sha)
     trainer = LeaveTrainer(lex, opts, Path(args.out), workers=args.workers, resume=args.resume, start_klv=start)
     if trainer.rounds_done >= opts.rounds:
         print(f"{args.out}: {trainer.rounds_done} rounds already done (raise --rounds to train further)")
@@ -860,6 +870,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--threads", type=_threads, default=min(os.cpu_count() or 1, MAX_THREADS))
     ap.add_argument("--pairs", action="store_true", help="play games in pairs with identical draws")
     ap.add_argument("--gcg-dir", help="write every game as GCG here")
+    ap.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="play the games on a running Dask scheduler (host:port) or a local cluster of N worker "
+                         "processes (needs the 'cluster' extra); the same games as in-process for a seed")
     ap.add_argument("--json", action="store_true")
     ap.set_defaults(func=cmd_autoplay)
 
@@ -1057,6 +1070,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="forced rare-leave racks evaluated per turn (0 to 8; default 0.25)")
     tr.add_argument("--prior", type=_decimal_in(0.0, 1e6), default=16.0,
                     help="shrinkage strength toward the sub-leave fit, in recorded racks (default 16)")
+    tr.add_argument("--pool", type=int_in(1, 100), default=1,
+                    help="refit on the racks of this many latest rounds (default 1: each round's own)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last round")
     tr.add_argument("--json", action="store_true", help="one JSON line per round")
     tr.set_defaults(func=cmd_leaves_train)

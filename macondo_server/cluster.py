@@ -473,3 +473,105 @@ class Dispatcher:
 
 def new_run_id() -> str:
     return uuid.uuid4().hex
+
+
+# ---------------------------------------------------------------------------------------- self-play
+
+_W_BOTS: OrderedDict[tuple, Any] = OrderedDict()
+
+
+def _autoplay_worker(bots: list[dict]):
+    """This process's self-play worker for the two bots (lexicon by name and fingerprint, leaves as bytes or
+    the lexicon's own), kept between tasks."""
+    from engine_cy.autoplay import AutoplayWorker
+    from engine_cy.klv import Klv
+
+    from .formats import new_board
+
+    # one per thread (a worker process may run several tasks at once)
+    key = (tuple((b["lexicon"], b["fingerprint"], b["leaves_sha"]) for b in bots), threading.get_ident())
+    with _W_LOCK:
+        have = _W_BOTS.get(key)
+        if have is not None:
+            _W_BOTS.move_to_end(key)
+            return have
+    lexes = [_worker_lexicon(b["lexicon"], b["fingerprint"]) for b in bots]
+    klvs = [Klv(b["leaves"]) if b["leaves"] is not None else lex.klv for b, lex in zip(bots, lexes, strict=True)]
+    made = (AutoplayWorker(lexes[0].kwg, klvs[0], lexes[1].kwg, klvs[1], lexes[0].ld, new_board()), lexes[0])
+    with _W_LOCK:
+        _W_BOTS[key] = made
+        while len(_W_BOTS) > 16:
+            _W_BOTS.popitem(last=False)
+    return made
+
+
+def autoplay_task(bots: list[dict], seed: int, pairs: bool, indices: list[int], names: tuple[str, str] | None,
+                  run: str) -> list:
+    """Play games `indices` (game g: tiles from (seed, g // 2 with pairs else g), bot 1 first when g is even),
+    as the in-process harness does. Returns (g, first bot, scores, bingos, turns, end reason, GCG text or None)."""
+    from engine_cy.autoplay import game_seed
+
+    from .autoplay import history_to_gcg
+    from .formats import write_gcg
+
+    w, lex = _autoplay_worker(bots)
+    out = []
+    for g in indices:
+        if run in _W_STOPPED:
+            break
+        first = g % 2
+        scores, bingos, turns, reason = w.play(game_seed(seed, g // 2 if pairs else g), first)
+        gcg = None
+        if names is not None:
+            rec = history_to_gcg(w.game_state(), lex.ld, names, first)
+            rec.pragmas.append(("lexicon", lex.name))
+            gcg = write_gcg(rec)
+        out.append((g, first, tuple(scores), tuple(bingos), turns, reason, gcg))
+    return out
+
+
+def run_autoplay_tasks(cluster: Cluster, bots: list[dict], games: int, seed: int, pairs: bool,
+                       names: tuple[str, str] | None, on_games: Callable[[list], None],
+                       stopped: Callable[[], bool]) -> int:
+    """Self-play split across the cluster in batches of games; on_games(list of game tuples) as batches come
+    back. Returns the tasks sent."""
+    distributed = _import_distributed()
+    client = cluster.client
+    run = new_run_id()
+    slots = 2 * cluster.nthreads()
+    size = max(1, min(200, games // (8 * slots) or 1))
+    batches = [list(range(i, min(games, i + size))) for i in range(0, games, size)]
+    batches.reverse()
+    inflight: dict = {}
+    sent = 0
+    try:
+        while True:
+            while batches and len(inflight) < slots and not stopped():
+                b = batches.pop()
+                inflight[client.submit(autoplay_task, bots, seed, pairs, b, names, run, pure=False,
+                                       key=f"autoplay-{run}-{b[0]}")] = b
+                sent += 1
+            if not inflight or stopped():
+                break
+            try:
+                done = distributed.wait(list(inflight), timeout=0.1, return_when="FIRST_COMPLETED").done
+            except (distributed.TimeoutError, TimeoutError):
+                done = set()
+            for fut in done:
+                inflight.pop(fut)
+                try:
+                    res = fut.result()
+                except Exception as exc:  # noqa: BLE001
+                    raise ClusterError(f"a self-play task failed on the cluster: {_one_line(exc)}") from None
+                on_games(res)
+    finally:
+        if inflight:
+            try:
+                client.cancel(list(inflight))
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            client.run(_stop_run, run)
+        except Exception:  # noqa: BLE001
+            pass
+    return sent

@@ -221,3 +221,18 @@ def test_checkpoint_key_covers_the_options(engine):
                     dict(max_nested_depth=2), dict(opp_rack="A")):
         opts = _onyx_opts(**changed)
         assert PegJob(engine, pos, opts).checkpoint_key() != key, changed
+
+
+def test_autoplay_on_the_cluster_plays_the_same_games(engine, cluster, tmp_path):
+    """Self-play split across the workers: game for game the in-process games of the seed (GCG included)."""
+    from macondo_server.autoplay import bot_sources, bots_from_options, run_autoplay
+
+    bot1, bot2 = bots_from_options(engine, None, None, None, None)
+    here = run_autoplay(bot1, bot2, 24, seed=11, threads=2, pairs=True, gcg_dir=str(tmp_path / "here"))
+    there = run_autoplay(bot1, bot2, 24, seed=11, pairs=True, gcg_dir=str(tmp_path / "there"), cluster=cluster,
+                         sources=bot_sources(engine, None, None, None, None))
+    assert there.records == here.records and there.to_json()["wins"] == here.to_json()["wins"]
+    files = sorted(p.name for p in (tmp_path / "here").iterdir())
+    assert len(files) == 24 and files == sorted(p.name for p in (tmp_path / "there").iterdir())
+    for name in files:
+        assert (tmp_path / "here" / name).read_text() == (tmp_path / "there" / name).read_text()
