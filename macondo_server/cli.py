@@ -663,7 +663,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         http = HttpOptions(host=args.http_host, port=port, token=args.http_token or os.environ.get(TOKEN_ENV, ""),
                            cors_origins=tuple(args.cors_origin or ()), web=args.web)
     try:
-        return serve(Settings.load(args.data_dir), args.host, args.port, limits, http=http)
+        return serve(Settings.load(args.data_dir), args.host, args.port, limits, http=http, cluster=args.cluster,
+                     checkpoint_dir=args.checkpoint_dir)
     except ServerStartError as exc:
         raise CliError(str(exc)) from None
 
@@ -1033,6 +1034,11 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--cors-origin", action="append", metavar="ORIGIN",
                     help="let pages from this origin call the HTTP port (repeatable; '*' for any; default none)")
     sv.add_argument("--web", action="store_true", help="serve the web analysis board on the HTTP port")
+    sv.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="a Dask scheduler (host:port) or a local cluster of N worker processes for requests that "
+                         "set use_cluster (pre-endgames, autoplay)")
+    sv.add_argument("--checkpoint-dir", metavar="DIR",
+                    help="record pre-endgame verdicts in DIR/peg.sqlite for requests that set checkpoint or resume")
     sv.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory (as the global option)")
     sv.set_defaults(func=cmd_serve)
 

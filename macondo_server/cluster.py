@@ -35,7 +35,15 @@ CONTEXTS_PER_WORKER = 2      # solves whose state a worker process keeps (the ol
 
 class ClusterError(OSError):
     """The cluster cannot be used: not installed, unreachable, no workers, a version or lexicon mismatch, or
-    a task that failed on every worker it was tried on. One line, for the CLI and the RPC status."""
+    a task that failed on every worker it was tried on. One line, for the CLI and the RPC status
+    (`precondition`: a set-up problem that retrying will not fix, FAILED_PRECONDITION; else UNAVAILABLE)."""
+
+    def __init__(self, message: str, precondition: bool = False) -> None:
+        super().__init__(message)
+        self.precondition = precondition
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 _ADDRESS_RE = re.compile(r"^(?:(tcp|tls|ucx|inproc)://)?[A-Za-z0-9._\-\[\]:]{1,200}:\d{1,5}$")
@@ -61,7 +69,7 @@ def _import_distributed():
         import distributed
     except ImportError:
         raise ClusterError("--cluster needs Dask: install the optional extra (pip install 'macondo-py[cluster]', "
-                           "or pip install 'dask[distributed]')") from None
+                           "or pip install 'dask[distributed]')", precondition=True) from None
     return distributed
 
 
@@ -130,7 +138,8 @@ class Cluster:
             if info.get("macondo") != __version__ or info.get("protocol") != PROTOCOL:
                 raise ClusterError(f"version mismatch: worker {addr} runs macondo {info.get('macondo')} "
                                    f"(task protocol {info.get('protocol')}), this machine {__version__} "
-                                   f"(protocol {PROTOCOL}); install the same version on every worker")
+                                   f"(protocol {PROTOCOL}); install the same version on every worker",
+                                   precondition=True)
 
     def nthreads(self) -> int:
         try:
@@ -229,7 +238,8 @@ def _worker_lexicon(name: str, fingerprint: str):
         have = lexicon_fingerprint(engine, name)
         if have != fingerprint:
             raise ClusterError(f"lexicon mismatch: worker pid {os.getpid()} has lexicon {name} with fingerprint "
-                               f"{have}, the client {fingerprint}; give every worker the same lexicon files")
+                               f"{have}, the client {fingerprint}; give every worker the same lexicon files",
+                               precondition=True)
         _W_LEXICA[(name, fingerprint)] = lex
         _W_LOADS[0] += 1
         return lex
@@ -432,6 +442,8 @@ class Dispatcher:
                         res = fut.result()
                     except distributed.client.FutureCancelledError:
                         continue
+                    except ClusterError as exc:   # a worker that cannot serve this solve (its lexicon differs)
+                        raise ClusterError(str(exc), precondition=True) from None
                     except Exception as exc:  # noqa: BLE001 (a task failing on every worker tried)
                         raise ClusterError(f"a pre-endgame task failed on the cluster: {_one_line(exc)}") from None
                     self.stats.items += len(res["results"])
@@ -561,6 +573,8 @@ def run_autoplay_tasks(cluster: Cluster, bots: list[dict], games: int, seed: int
                 inflight.pop(fut)
                 try:
                     res = fut.result()
+                except ClusterError as exc:
+                    raise ClusterError(str(exc), precondition=True) from None
                 except Exception as exc:  # noqa: BLE001
                     raise ClusterError(f"a self-play task failed on the cluster: {_one_line(exc)}") from None
                 on_games(res)

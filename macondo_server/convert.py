@@ -196,4 +196,6 @@ def peg_to_pb(res, pos: Position, job_id: str, stopped: bool, summary_only: bool
         finished=res.finished, phase=res.phase, leader_depth=res.leader_depth,
         quick_draws_done=res.quick_done_jobs, endgame_plies=res.endgame_plies, opponent_model=res.opponent_model,
         opponent_solves=res.opp_solves,
+        reused_verdicts=res.reused, checkpointed_verdicts=res.checkpointed, cluster_workers=res.cluster_workers,
+        cluster_tasks=res.cluster_tasks,
     )

@@ -15,6 +15,7 @@ Defaults (a 2-core, 24 GiB machine in brackets):
   session_idle_seconds: a session not touched for this long is closed [1,800].
 - max_autoplay_games: games one Autoplay request may ask for [1,000,000].
 - max_job_seconds: wall time of one job, after which it stops and delivers its best result [86,400].
+- max_cluster_jobs: jobs that may use the server's Dask cluster (--cluster) at the same time [1].
 
 Override with `macondo serve --limit NAME=VALUE` (repeatable) or MACONDO_LIMIT_NAME=VALUE in the
 environment; `macondo serve --print-limits` shows the values in force.
@@ -81,6 +82,7 @@ class Limits:
     session_idle_seconds: int = 1800
     max_autoplay_games: int = 1_000_000
     max_job_seconds: int = 86_400
+    max_cluster_jobs: int = 1
 
     @classmethod
     def from_machine(cls, cores: int | None = None, memory_mb: int | None = None) -> Limits:

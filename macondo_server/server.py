@@ -13,6 +13,7 @@ import threading
 import time
 from concurrent import futures
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -140,7 +141,28 @@ def _check_port_free(host: str, port: int) -> None:
             raise ServerStartError(f"cannot listen on {host}:{port} ({what})") from None
 
 
-def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOptions | None = None) -> int:
+def attach_cluster(running: RunningServer, settings: Settings, cluster: str | None,
+                   checkpoint_dir: str | None) -> None:
+    """serve --cluster / --checkpoint-dir (issue 22): the Dask cluster and the checkpoint store that requests
+    opt in to with use_cluster / checkpoint / resume (a request never names either)."""
+    from .checkpoint import CheckpointError, CheckpointStore
+    from .cluster import Cluster, ClusterError
+
+    store = None
+    try:
+        if checkpoint_dir:
+            folder = Path(checkpoint_dir)
+            if not folder.is_dir():
+                raise ServerStartError(f"--checkpoint-dir {folder} is not a folder")
+            store = CheckpointStore(folder / "peg.sqlite")
+        running.servicer.attach_cluster(
+            Cluster(cluster, data_dirs=[str(d) for d in settings.data_dirs]) if cluster else None, store)
+    except (ClusterError, CheckpointError) as exc:
+        raise ServerStartError(str(exc)) from None
+
+
+def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOptions | None = None,
+          cluster: str | None = None, checkpoint_dir: str | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
     done = threading.Event()
 
@@ -152,6 +174,15 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     running = create_server(settings, host, port, limits=limits, serving=False, http=http)
+    if cluster or checkpoint_dir:
+        try:
+            attach_cluster(running, settings, cluster, checkpoint_dir)
+        except ServerStartError:
+            running.stop(0)
+            raise
+        if cluster:
+            log.info("cluster=%s workers=%d", cluster, running.servicer.cluster.workers() if running.servicer.cluster
+                     else 0)
     log.info("starting host=%s port=%d (loading the default lexicon %s)", host, running.port,
              settings.default_lexicon)
     if running.http is not None:
@@ -171,6 +202,8 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
     finally:
         _exit_by(time.monotonic() + EXIT_SECONDS)
         running.stop()
+        if running.servicer.cluster is not None:
+            running.servicer.cluster.close()
     log.info("stopped")
     return 0
 

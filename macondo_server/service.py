@@ -19,7 +19,9 @@ from grpc_status import rpc_status
 
 from . import __version__
 from .analyze import AnalyzeOptions, analyze_record, annotated_gcg, lexicon_of, resolve_player
-from .autoplay import GameRecord, bots_from_options, run_autoplay, summarize
+from .autoplay import GameRecord, bot_sources, bots_from_options, run_autoplay, summarize
+from .checkpoint import CheckpointError, CheckpointStore
+from .cluster import Cluster, ClusterError
 from .config import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP, Settings
 from .convert import (
     autoplay_to_pb,
@@ -141,6 +143,22 @@ class EngineServicer(pb_grpc.EngineServicer):
         self.engine = Engine(settings)
         self.jobs = JobRegistry(limits)
         self.sessions = SessionStore(self.engine, limits)
+        # issue 22: the server's Dask cluster and checkpoint store (serve --cluster / --checkpoint-dir)
+        self.cluster: Cluster | None = None
+        self.checkpoints: CheckpointStore | None = None
+        self._cluster_slots = threading.BoundedSemaphore(limits.max_cluster_jobs)
+
+    def attach_cluster(self, cluster: Cluster | None, checkpoints: CheckpointStore | None) -> None:
+        self.cluster, self.checkpoints = cluster, checkpoints
+
+    def _cluster_slot(self, what: str) -> Cluster:
+        """The server's cluster for one job (release with self._cluster_slots.release())."""
+        if self.cluster is None:
+            raise ClusterError(f"{what}: this server was started without --cluster", precondition=True)
+        if not self._cluster_slots.acquire(blocking=False):
+            raise ResourceLimitError(f"{what}: {self.limits.max_cluster_jobs} cluster job(s) already run "
+                                     "(limit max_cluster_jobs); retry later", "max_cluster_jobs")
+        return self.cluster
 
     # -------------------------------------------------------------- helpers
 
@@ -160,6 +178,12 @@ class EngineServicer(pb_grpc.EngineServicer):
             _abort(context, grpc.StatusCode.UNAVAILABLE, str(exc), "SHUTTING_DOWN")
         except GameBusyError as exc:
             _abort(context, grpc.StatusCode.ABORTED, str(exc), "GAME_BUSY")
+        except ClusterError as exc:
+            if exc.precondition:
+                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc), "CLUSTER")
+            _abort(context, grpc.StatusCode.UNAVAILABLE, str(exc), "CLUSTER_UNAVAILABLE")
+        except CheckpointError as exc:
+            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc), "CHECKPOINT")
         except (FormatError, LexiconError, ValueError, OverflowError) as exc:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), "INVALID_ARGUMENT")
         except MemoryError:
@@ -293,13 +317,22 @@ class EngineServicer(pb_grpc.EngineServicer):
             if not 0 < games <= self.limits.max_autoplay_games:
                 raise LimitError(f"games must be 1 to {self.limits.max_autoplay_games} (limit max_autoplay_games), "
                                  f"got {request.games}", "max_autoplay_games")
-            return bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
-                                     request.leaves2, by_name=True) + (job.threads,)
+            bots = bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
+                                     request.leaves2, by_name=True)
+            if not request.use_cluster:
+                return bots + (job.threads, None, None)
+            sources = bot_sources(self.engine, request.lexicon, request.leaves, request.lexicon2, request.leaves2,
+                                  by_name=True)
+            return bots + (job.threads, self._cluster_slot("use_cluster"), sources)
 
         def run(state, stop: threading.Event):
-            bot1, bot2, threads = state
-            return run_autoplay(bot1, bot2, games, seed=request.seed & 0xFFFFFFFFFFFFFFFF, threads=threads,
-                                pairs=request.pairs, stop=stop, records=records)
+            bot1, bot2, threads, cluster, sources = state
+            try:
+                return run_autoplay(bot1, bot2, games, seed=request.seed & 0xFFFFFFFFFFFFFFFF, threads=threads,
+                                    pairs=request.pairs, stop=stop, records=records, cluster=cluster, sources=sources)
+            finally:
+                if cluster is not None:
+                    self._cluster_slots.release()
 
         yield from self._stream(
             context, "autoplay", request, setup, run,
@@ -376,7 +409,19 @@ class EngineServicer(pb_grpc.EngineServicer):
             )
             if request.eventuality:
                 opts.threads, opts.skip_tiebreaker = 1, True
-            peg = PegJob(self.engine, pos, opts, stop=job.stop)
+            store = None
+            if (request.checkpoint or request.resume) and not request.eventuality:
+                if self.checkpoints is None:
+                    raise CheckpointError("checkpoint/resume: this server was started without --checkpoint-dir")
+                store = self.checkpoints
+            cluster = self._cluster_slot("use_cluster") if request.use_cluster and not request.eventuality else None
+            try:
+                peg = PegJob(self.engine, pos, opts, stop=job.stop, cluster=cluster, checkpoint=store,
+                             resume=request.resume)
+            except BaseException:
+                if cluster is not None:
+                    self._cluster_slots.release()
+                raise
             if request.eventuality:
                 peg.parse_order(request.eventuality)
             return pos, peg
@@ -393,8 +438,14 @@ class EngineServicer(pb_grpc.EngineServicer):
                                     pb.PreEndgameProgress, threads=1, tt_megabytes=tt + EVENTUALITY_TT_MB)
             return
 
-        yield from self._stream(context, "peg", request, setup,
-                                lambda state, stop: state[1].run(stop=stop, interval=3600),
+        def run(state, stop: threading.Event):
+            try:
+                return state[1].run(stop=stop, interval=3600)
+            finally:
+                if state[1].cluster is not None:
+                    self._cluster_slots.release()
+
+        yield from self._stream(context, "peg", request, setup, run,
                                 lambda state: peg_to_pb(state[1].snapshot(final=False), state[0], "", False,
                                                         request.outcomes_summary_only),
                                 lambda state, res, stopped: peg_to_pb(res, state[0], "", stopped or not res.complete,

@@ -236,3 +236,78 @@ def test_autoplay_on_the_cluster_plays_the_same_games(engine, cluster, tmp_path)
     assert len(files) == 24 and files == sorted(p.name for p in (tmp_path / "there").iterdir())
     for name in files:
         assert (tmp_path / "here" / name).read_text() == (tmp_path / "there" / name).read_text()
+
+
+# ---------------------------------------------------------------------------------------- over gRPC
+
+
+@pytest.fixture(scope="module")
+def grpc_server(cluster, tmp_path_factory):
+    """A server whose requests may use the module's cluster and a checkpoint folder (serve --cluster
+    --checkpoint-dir), and a plain one that has neither."""
+    import grpc
+
+    from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
+    from macondo_server.server import create_server
+
+    from conftest import shared_settings
+
+    store = CheckpointStore(tmp_path_factory.mktemp("ckpt") / "peg.sqlite")
+    with_cluster = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=3)
+    with_cluster.servicer.attach_cluster(cluster, store)
+    plain = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=3)
+    channels = [grpc.insecure_channel(f"127.0.0.1:{s.port}") for s in (with_cluster, plain)]
+    yield [pb_grpc.EngineStub(ch) for ch in channels]
+    for ch in channels:
+        ch.close()
+    with_cluster.servicer.attach_cluster(None, None)   # the module's cluster is closed by its own fixture
+    with_cluster.stop(1)
+    plain.stop(1)
+    store.close()
+
+
+def _pb_summary(msg) -> list:
+    return [(p.move.description if hasattr(p.move, "description") else str(p.move), p.wins, p.cut_off,
+             sorted((o.draw, o.result, o.weight) for o in p.outcomes)) for p in msg.plays]
+
+
+@needs_cases
+def test_grpc_cluster_checkpoint_and_resume(grpc_server):
+    import grpc
+
+    from macondo_server.pb.macondo.v1 import engine_pb2 as pb
+
+    stub, plain = grpc_server
+    c = CASES["peg-onyx-nwl20"]
+
+    def req(**kw):
+        return pb.SolvePreEndgameRequest(position=pb.Position(cgp=c["cgp"]), endgame_plies=2,
+                                         only_solve=ONYX_PLAYS, threads=2, **kw)
+
+    here = list(stub.SolvePreEndgame(req(), timeout=300))[-1]
+    there = list(stub.SolvePreEndgame(req(use_cluster=True, checkpoint=True), timeout=300))[-1]
+    assert there.cluster_workers == 2 and there.cluster_tasks > 0 and here.cluster_workers == 0
+    assert there.finished and _pb_summary(there) == _pb_summary(here) and there.winner == here.winner
+    # every verdict, quick and full, and the tiebreak's exact spreads (the six plays all win every draw)
+    assert there.checkpointed_verdicts > there.draws_done + there.quick_draws_done
+    again = list(stub.SolvePreEndgame(req(resume=True), timeout=300))[-1]
+    assert again.reused_verdicts == there.checkpointed_verdicts and again.endgames == 0
+    assert _pb_summary(again) == _pb_summary(here)
+    # a server without a cluster or checkpoint folder refuses the opt-ins with FAILED_PRECONDITION
+    for kw, text in ((dict(use_cluster=True), "without --cluster"), (dict(resume=True), "without --checkpoint-dir")):
+        with pytest.raises(grpc.RpcError) as err:
+            list(plain.SolvePreEndgame(req(**kw), timeout=60))
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION and text in err.value.details()
+    with pytest.raises(grpc.RpcError) as err:
+        list(plain.Autoplay(pb.AutoplayRequest(games=2, use_cluster=True), timeout=60))
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_grpc_autoplay_on_the_cluster(grpc_server):
+    from macondo_server.pb.macondo.v1 import engine_pb2 as pb
+
+    stub, _ = grpc_server
+    a = list(stub.Autoplay(pb.AutoplayRequest(games=12, seed=5, threads=1), timeout=120))[-1]
+    b = list(stub.Autoplay(pb.AutoplayRequest(games=12, seed=5, use_cluster=True), timeout=120))[-1]
+    assert a.games_done == b.games_done == 12
+    assert list(a.wins) == list(b.wins) and list(a.mean_score) == list(b.mean_score)
