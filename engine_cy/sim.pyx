@@ -354,23 +354,14 @@ cdef class SimWorker:
             unseen = WIN_COLS - 1
         return self.wintable[(300 - spread) * WIN_COLS + unseen]
 
-    cdef bint iterate(self, uint64_t index) noexcept nogil:
-        """One iteration over every active candidate; returns False (nothing recorded) when the stop flag
-        was seen before it completed."""
+    cdef void deal(self, uint64_t index, uint8_t* opp, ml_t* shuffled, int* need_out, int* pool_out) noexcept nogil:
+        """Iteration `index`'s opponent rack (opp, counts) and bag order (shuffled[need:pool]): the unseen pool
+        shuffled, the known tiles, an inferred leave drawn by weight when inference is on, and the rest of the
+        rack from the front of the shuffled pool."""
         cdef Rng rng
         cdef uint64_t st = self.seed ^ (index * 0xD1B54A32D192ED03ULL)
-        cdef ml_t shuffled[MAX_POOL]
-        cdef uint8_t opp[MAX_ALPHABET]
-        cdef int i, j, c, ply, k, mover, need, start, end_spread, opp_p = 1 - self.me, u, pool_n
-        cdef int leave_p[MAX_PLIES]
-        cdef int leave_v[MAX_PLIES]
+        cdef int i, j, need, pool_n
         cdef ml_t t
-        cdef Move best
-        cdef double leftover, eq, win
-        cdef int our_leave, their_leave
-        cdef bint reuse, stopped = False, worked = False
-        cdef double* it_ps
-        cdef double* it_pb
         rng_seed(&rng, splitmix64(&st))
         memcpy(shuffled, self.pool, self.pool_n * sizeof(ml_t))
         for i in range(self.pool_n - 1, 0, -1):
@@ -390,6 +381,32 @@ cdef class SimWorker:
             need = 0
         for i in range(need):
             opp[shuffled[i]] += 1
+        need_out[0] = need
+        pool_out[0] = pool_n
+
+    def dealt_opponent_rack(self, uint64_t index):
+        """The opponent rack iteration `index` plays against (machine letters), for tests and diagnostics."""
+        cdef uint8_t opp[MAX_ALPHABET]
+        cdef ml_t shuffled[MAX_POOL]
+        cdef int need, pool_n, ml
+        self.deal(index, opp, shuffled, &need, &pool_n)
+        return [ml for ml in range(self.g.ld.size) for _ in range(opp[ml])]
+
+    cdef bint iterate(self, uint64_t index) noexcept nogil:
+        """One iteration over every active candidate; returns False (nothing recorded) when the stop flag
+        was seen before it completed."""
+        cdef ml_t shuffled[MAX_POOL]
+        cdef uint8_t opp[MAX_ALPHABET]
+        cdef int i, c, ply, k, mover, need, start, end_spread, opp_p = 1 - self.me, u, pool_n
+        cdef int leave_p[MAX_PLIES]
+        cdef int leave_v[MAX_PLIES]
+        cdef Move best
+        cdef double leftover, eq, win
+        cdef int our_leave, their_leave
+        cdef bint reuse, stopped = False, worked = False
+        cdef double* it_ps
+        cdef double* it_pb
+        self.deal(index, opp, shuffled, &need, &pool_n)
         self.g.set_hidden(opp_p, opp, &shuffled[need], pool_n - need)
         start = self.g.score[self.me] - self.g.score[opp_p]
         reuse = self.reuse_lanes and self.plies > 0 and self.g.bag_n > 0

@@ -1,0 +1,323 @@
+"""Inference of the opponent's leave (issue 21): the exhaustive posterior against a plain-Python brute force,
+positions from self-play whose true leave the inference must rank far above chance, exchanges, withdrawn
+phonies, the simulation's draws from the inferred leaves, and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from engine_cy.board import Board
+from engine_cy.game import Game
+from macondo_server.formats import FormatError, Position, format_move, parse_cgp
+from macondo_server.gamestate import play_move, position_from_game
+from macondo_server.infer import InferOptions, infer, last_play_before, last_play_on
+from macondo_server.sim import SimJob, SimOptions
+
+from conftest import needs_nwl20
+
+pytestmark = needs_nwl20
+
+EMPTY_CAT = "15/15/15/15/15/15/15/7CAT5/15/15/15/15/15/15/15 AEINRST/ 10/0 0 lex NWL20;"
+
+
+@pytest.fixture(scope="module")
+def nwl(registry):
+    return registry.get("NWL20")
+
+
+def _self_play(engine, lex, seed: int, stop_when) -> tuple | None:
+    """Static self-play from a seeded game; before each move (bag not empty) stop_when(game, best_move, pos)
+    decides whether this is the position wanted: returns (pos before, the mover's rack, best move, game after)."""
+    game = Game(lex.kwg, lex.ld, Board(), seed, 50, 6)
+    game.fill_rack(0)
+    game.fill_rack(1)
+    while not game.game_over and game.bag_size > 0:
+        pos = position_from_game(game, {"lex": lex.name}, show_opponent=True)
+        best = engine.generate(pos, n=1).moves[0]
+        if stop_when(game, best, pos):
+            rack = list(game.rack(game.on_turn))
+            play_move(game, best.move)
+            return pos, rack, best, game
+        play_move(game, best.move)
+    return None
+
+
+def _notation(move, ld, board) -> str:
+    if move.kind == "exchange":
+        return f"exch {len(move.tiles)}"
+    return format_move(move, ld, board, style="table").strip()
+
+
+def _brute_force(engine, lex, before: Position, played: list[int], move, tolerance: float) -> dict:
+    """Plain Python: every multiset of 7 - played tiles from what the inferrer cannot see, each rack's moves
+    all generated, the play's equity looked up among them; posterior by leave."""
+    ld = lex.ld
+    # the inferrer's view: racks[1] of `before` is theirs; the opponent (on turn in `before`) is unknown
+    pool = [ld.count(i) for i in range(ld.size)]
+    for r in range(before.board.dim):
+        for c in range(before.board.dim):
+            t = before.board.tile(r, c)
+            if t:
+                pool[0 if t & 0x80 else t] -= 1
+    for t in before.racks[1]:
+        pool[t] -= 1
+    for t in played:
+        pool[t] -= 1
+    k = 7 - len(played)
+    letters = [ml for ml in range(ld.size) if pool[ml] > 0]
+    post: dict[tuple, float] = {}
+    key = (move.kind, move.row, move.col, move.vertical, tuple(move.tiles))
+    for combo in itertools.combinations_with_replacement(letters, k):
+        counts = {ml: combo.count(ml) for ml in set(combo)}
+        if any(counts[ml] > pool[ml] for ml in counts):
+            continue
+        weight = math.prod(math.comb(pool[ml], c) for ml, c in counts.items())
+        rack = played + list(combo)
+        pos = Position(before.board.copy(), (rack, list(before.racks[1])), before.scores, before.zeros,
+                       dict(before.ops), ld)
+        moves = engine.generate(pos).moves
+        best = moves[0].equity_mp
+        mine = next(m for m in moves if (m.move.kind, m.move.row, m.move.col, m.move.vertical,
+                                         tuple(m.move.tiles)) == key)
+        if mine.equity_mp + round(tolerance * 1000) >= best:
+            post[tuple(sorted(combo))] = post.get(tuple(sorted(combo)), 0) + weight
+    total = sum(post.values())
+    return {k: v / total for k, v in post.items()}
+
+
+def test_exhaustive_matches_brute_force(engine, nwl):
+    # a self-play position where the mover plays 5 tiles (2 kept: a few hundred racks)
+    found = None
+    for seed in range(1, 60):
+        found = _self_play(engine, nwl, seed, lambda g, b, p: b.move.kind == "place" and b.tiles_played == 5
+                           and g.history_length >= 2)
+        if found:
+            break
+    assert found, "no 5-tile play in the seeded games"
+    before, rack, best, game = found
+    # the inferrer's view of the position before: their own rack, never the mover's
+    view = Position(before.board.copy(), ([], list(before.racks[1])), before.scores, before.zeros,
+                    dict(before.ops), before.ld)
+    played = list(best.move.rack_tiles())
+    for tol in (0.0, 3.0, 10.0):
+        ref = _brute_force(engine, nwl, view, played, best.move, tol)
+        lp = last_play_before(view, format_move(best.move, nwl.ld, view.board), nwl)
+        res = infer(engine, lp, InferOptions(tolerance=tol, threads=2, lexicon="NWL20"))
+        assert res.method == "exhaustive"
+        got = {v.tiles: v.posterior for v in res.leaves}
+        assert set(got) == set(ref), tol
+        for k, p in ref.items():
+            assert got[k] == pytest.approx(p, rel=1e-9, abs=1e-12)
+        true_leave = tuple(sorted(best.leave))
+        assert true_leave in got       # the static bot played its best: its rack is consistent
+
+
+def test_self_play_true_leave_far_above_prior(engine, nwl):
+    """Positions from self-play with a known rack where the play reveals its leave: the static bot kept 4
+    tiles and gave up at least 8 points of score for them. The inferrer sees only the board after the play,
+    the play and its own rack. The true leave is always among the consistent ones (a static bot plays its
+    best) and gets many times its prior probability (in this seeded set: ratios 2.1 to 68, median ~7)."""
+    def reveals(g, b, p) -> bool:
+        if not (b.move.kind == "place" and b.tiles_played == 3 and g.history_length >= 2 and g.bag_size > 10):
+            return False
+        return engine.generate(p, sort="score", n=1).moves[0].score - b.score >= 8
+
+    ratios = []
+    seed = 100
+    while len(ratios) < 8 and seed < 200:
+        seed += 1
+        found = _self_play(engine, nwl, seed, reveals)
+        if not found:
+            continue
+        before, rack, best, game = found
+        now = position_from_game(game, {"lex": "NWL20"}, show_opponent=False)
+        assert not now.racks[1]        # the inferrer never sees the mover's rack
+        lp = last_play_on(now, _notation(best.move, nwl.ld, before.board), nwl)
+        res = infer(engine, lp, InferOptions(threads=2, lexicon="NWL20"))
+        assert res.method == "exhaustive" and res.leave_size == 4
+        by = {v.tiles: v for v in res.leaves}
+        true_leave = tuple(sorted(best.leave))
+        assert true_leave in by, (seed, res.play)
+        v = by[true_leave]
+        ratios.append(v.posterior / v.prior)
+    assert len(ratios) == 8
+    ratios.sort()
+    assert ratios[0] > 1.5, ratios
+    assert ratios[len(ratios) // 2] >= 5, ratios
+
+
+def test_exchange_inference_keeps_true_leave(engine, nwl):
+    found = None
+    for seed in range(300, 700):
+        found = _self_play(engine, nwl, seed, lambda g, b, p: b.move.kind == "exchange" and g.bag_size >= 14)
+        if found:
+            break
+    assert found, "no exchange in the seeded games"
+    before, rack, best, game = found
+    now = position_from_game(game, {"lex": "NWL20"}, show_opponent=False)
+    lp = last_play_on(now, _notation(best.move, nwl.ld, before.board), nwl)
+    assert lp.kind == "exchange" and lp.n_exchanged == len(best.move.tiles)
+    res = infer(engine, lp, InferOptions(threads=2, lexicon="NWL20", max_racks=20_000, seed=3))
+    assert res.leave_size == 7 - len(best.move.tiles)
+    assert res.racks_consistent > 0
+    assert sum(v.posterior for v in res.leaves) == pytest.approx(1.0)
+    # the leaves kept are the best exchange's of consistent racks: never longer than the leave size
+    assert all(len(v.tiles) == res.leave_size for v in res.leaves)
+
+
+def test_withdrawn_phony_tiles_always_kept(engine, nwl):
+    cgp = "15/15/15/15/15/15/15/7CAT5/15/15/15/15/15/15/15 AEINRST/ 10/0 0 lex NWL20;"
+    pos = parse_cgp(cgp)
+    # the simulation infers (QOTA: a phony, challenged off) and deals the phony's tiles to the opponent every
+    # time, plus an inferred leave
+    job = SimJob(engine, pos, SimOptions(iterations=8, num_plays=3, threads=2, seed=5, infer_play="I5 QOT(A)",
+                                         infer_withdrawn=True))
+    res = job.inference
+    ld = nwl.ld
+    assert res is not None
+    assert ld.rack_str(res.known) == ld.rack_str(sorted(ld.parse_rack("QOT")))
+    assert res.leave_size == 4 and res.method == "exhaustive" and res.leaves
+    leaves = {v.tiles for v in res.leaves}
+    q, o, t = (ld.letter_ml(x) for x in "QOT")
+    for i in range(50):
+        opp = job.workers[0].dealt_opponent_rack(i)
+        assert len(opp) == 7
+        for x in (q, o, t):
+            opp.remove(x)
+        assert tuple(sorted(opp)) in leaves
+
+
+def test_sim_draws_opponent_racks_from_inferred_leaves(engine, nwl):
+    pos = parse_cgp(EMPTY_CAT)
+    job = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=2, seed=9, infer_play="8H CAT"))
+    res = job.inference
+    assert res is not None and res.leaves
+    leaves = {v.tiles: v.posterior for v in res.leaves}
+    seen: dict[tuple, int] = {}
+    n = 3000
+    for i in range(n):
+        opp = job.workers[0].dealt_opponent_rack(i)
+        assert len(opp) == 7
+        hits = [lv for lv in leaves if _minus(opp, lv) is not None]
+        assert hits, opp
+        # count the draw under the leave the worker picked: unknown from outside, so count racks holding
+        # the most likely leave instead
+        for lv in hits:
+            seen[lv] = seen.get(lv, 0) + 1
+    top, p = max(leaves.items(), key=lambda kv: kv[1])
+    # the most likely leave is on the rack at least as often as it is drawn (plus chance fills)
+    assert seen[top] / n >= p - 3 * math.sqrt(p * (1 - p) / n)
+    # without inference most racks hold none of these leaves
+    plain = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=1, seed=9))
+    none = sum(all(_minus(plain.workers[0].dealt_opponent_rack(i), lv) is None for lv in leaves) for i in range(500))
+    assert none > 250
+    out = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=2, seed=9, infer_play="8H CAT")).run()
+    assert out.inference is not None and out.inference["drawn_from_inference"]
+    assert out.to_json()["inference"]["leaves"] == len(res.leaves)
+
+
+def _minus(rack: list[int], leave: tuple) -> list[int] | None:
+    rest = list(rack)
+    for t in leave:
+        if t not in rest:
+            return None
+        rest.remove(t)
+    return rest
+
+
+def test_set_inferred_leaves_checks_its_input(engine, nwl):
+    pos = parse_cgp(EMPTY_CAT)
+    job = SimJob(engine, pos, SimOptions(iterations=8, num_plays=2, threads=1, seed=1))
+    w = job.workers[0]
+    size = nwl.ld.size
+    bad = np.zeros((1, size), dtype=np.uint8)
+    bad[0, nwl.ld.letter_ml("Q")] = 2           # one Q in the game
+    with pytest.raises(ValueError, match="beyond the unseen tiles"):
+        w.set_inferred_leaves(bad, np.ones(1))
+    ok = np.zeros((1, size), dtype=np.uint8)
+    ok[0, nwl.ld.letter_ml("E")] = 1
+    with pytest.raises(ValueError, match="positive"):
+        w.set_inferred_leaves(ok, np.zeros(1))
+    with pytest.raises(ValueError, match="one column per letter"):
+        w.set_inferred_leaves(np.zeros((1, 3), dtype=np.uint8), np.ones(1))
+
+
+def test_bingo_and_stop(engine, nwl):
+    cgp = "15/15/15/15/15/15/15/4RETAINS4/15/15/15/15/15/15/15 AEINRST/ 0/72 0 lex NWL20;"
+    res = infer(engine, last_play_on(parse_cgp(cgp), "8E RETAINS", nwl), InferOptions(threads=1))
+    assert res.method == "none" and res.leave_size == 0 and not res.leaves
+    stop = threading.Event()
+    stop.set()
+    res = infer(engine, last_play_on(parse_cgp(EMPTY_CAT), "8H CAT", nwl), InferOptions(threads=2), stop=stop)
+    assert res.stopped and res.racks_judged < res.distinct_leaves
+
+
+@pytest.mark.parametrize("play, withdrawn, message", [
+    ("8H", False, "expected 'COORD WORD'"),
+    ("8H DOG", False, "is not on the board"),
+    ("8G QAT", False, "is not on the board"),
+    ("exch 9", False, "exchange 1 to 7"),
+    ("exch x9", False, "expected 'exch N'"),
+    ("pass", False, "nothing to infer"),
+    ("I5 QOT(A)", False, "is not on the board"),
+    ("8A ZZZZ", True, "not a legal play"),
+    ("Z99 CAT", False, "coordinate"),
+])
+def test_bad_last_play(engine, nwl, play, withdrawn, message):
+    with pytest.raises(FormatError, match=message):
+        lp = last_play_on(parse_cgp(EMPTY_CAT), play, nwl, withdrawn=withdrawn)
+        infer(engine, lp, InferOptions(threads=1))
+
+
+def test_bad_options(engine, nwl):
+    lp = last_play_on(parse_cgp(EMPTY_CAT), "8H CAT", nwl)
+    for tol in (-1.0, 1e9, float("nan")):
+        with pytest.raises(FormatError, match="tolerance"):
+            infer(engine, lp, InferOptions(tolerance=tol))
+    with pytest.raises(FormatError, match="racks"):
+        infer(engine, lp, InferOptions(max_racks=0))
+    with pytest.raises(FormatError, match="only for a withdrawn phony"):
+        SimJob(engine, parse_cgp(EMPTY_CAT), SimOptions(infer_play="8H CAT", opp_rack="E"))
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    from macondo_server.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exc:       # argparse's usage errors
+        code = int(exc.code or 0)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_cli_infer_json_and_errors(capsys):
+    code, out_text, err = _cli(capsys, "infer", EMPTY_CAT, "8H CAT", "--json", "--threads", "2", "--top", "3")
+    assert code == 0, err
+    out = json.loads(out_text)
+    assert out["method"] == "exhaustive" and len(out["leaves"]) == 3
+    assert out["leaves"][0]["posterior"] > 50 * out["leaves"][0]["prior"]
+    for bad in (["8H DOG"], ["8H CAT", "--tolerance", "-3"], ["8H CAT", "--tolerance", "2000"], ["exch 0"],
+                ["8H CAT", "--tolerance", "nan"]):
+        code, _, err = _cli(capsys, "infer", EMPTY_CAT, *bad)
+        assert code == 1
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "error" in lines[0] and "Traceback" not in err
+    # the position before the play, the opponent on turn there (their rack, empty here, is never looked at)
+    before = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 /AEINRST 0/10 0 lex NWL20;"
+    code, text, err = _cli(capsys, "infer", before, "8H CAT", "--before", "--json", "--threads", "2", "--top", "3")
+    assert code == 0, err
+    assert json.loads(text)["leaves"] == out["leaves"]
+    # sim --infer: the summary says where the opponent's racks came from
+    code, text, err = _cli(capsys, "sim", EMPTY_CAT, "--infer", "8H CAT", "--iterations", "32", "--num-plays", "3",
+                           "--threads", "2", "--json")
+    assert code == 0, err
+    assert json.loads(text)["inference"]["drawn_from_inference"]
+    code, _, err = _cli(capsys, "sim", EMPTY_CAT, "--infer", "8H DOG", "--iterations", "32")
+    assert code == 1 and "not on the board" in err and len(err.strip().splitlines()) == 1
