@@ -136,8 +136,16 @@ def sim_to_pb(res, job_id: str, stopped: bool) -> pb.SimulateProgress:
             ply_stats=[pb.PlyStats(mean_score=s, bingo_pct=b) for s, b in zip(p.ply_scores, p.ply_bingo_pct,
                                                                                 strict=True)],
         ))
-    return pb.SimulateProgress(job_id=job_id, plays=plays, iterations=res.iterations, elapsed_seconds=res.seconds,
-                               final=res.final, stopped=stopped, stop_reason=res.stopped_reason)
+    out = pb.SimulateProgress(job_id=job_id, plays=plays, iterations=res.iterations, elapsed_seconds=res.seconds,
+                              final=res.final, stopped=stopped, stop_reason=res.stopped_reason)
+    inf = getattr(res, "inference", None)
+    if inf is not None:
+        out.inference.CopyFrom(pb.InferenceSummary(
+            play=inf["play"], method=inf["method"], racks_judged=inf["racks_judged"],
+            racks_consistent=inf["racks_consistent"], leaves=inf["leaves"], tolerance=inf["tolerance"],
+            top=[pb.InferredLeave(leave=v["leave"], posterior=v["posterior"], prior=v["prior"]) for v in inf["top"]],
+            drawn_from_inference=inf["drawn_from_inference"]))
+    return out
 
 
 def endgame_to_pb(res, pos: Position, job_id: str, final: bool, stopped: bool) -> pb.EndgameProgress:

@@ -14,6 +14,7 @@ Defaults (a 2-core, 24 GiB machine in brackets):
 - max_sessions: game sessions in all [2,000]; max_sessions_per_client: per client connection [100];
   session_idle_seconds: a session not touched for this long is closed [1,800].
 - max_autoplay_games: games one Autoplay request may ask for [1,000,000].
+- max_infer_racks: racks one inference may judge (sim's infer_max_racks; default per request 50,000) [200,000].
 - max_job_seconds: wall time of one job, after which it stops and delivers its best result [86,400].
 - max_cluster_jobs: jobs that may use the server's Dask cluster (--cluster) at the same time [1].
 
@@ -81,6 +82,7 @@ class Limits:
     max_sessions_per_client: int = 100
     session_idle_seconds: int = 1800
     max_autoplay_games: int = 1_000_000
+    max_infer_racks: int = 200_000
     max_job_seconds: int = 86_400
     max_cluster_jobs: int = 1
 
@@ -159,6 +161,15 @@ class Limits:
         if not 1 <= requested <= self.tt_megabytes_per_job:
             raise LimitError(f"tt_megabytes must be 1 to {self.tt_megabytes_per_job} (limit tt_megabytes_per_job), "
                              f"got {requested}", "tt_megabytes_per_job")
+        return requested
+
+    def infer_racks(self, requested: int) -> int:
+        """Racks an inference may judge: 0 means the default (50,000, or the limit when lower)."""
+        if requested == 0:
+            return min(50_000, self.max_infer_racks)
+        if not 1 <= requested <= self.max_infer_racks:
+            raise LimitError(f"infer_max_racks must be 1 to {self.max_infer_racks} (limit max_infer_racks), "
+                             f"got {requested}", "max_infer_racks")
         return requested
 
     def plays(self, count: int, what: str) -> None:

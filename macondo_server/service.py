@@ -351,6 +351,10 @@ class EngineServicer(pb_grpc.EngineServicer):
                 num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or 1000,
                 stop=request.stop or None, max_time=request.max_time, threads=job.threads,
                 seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
+                infer_play=request.infer_play or None,
+                infer_withdrawn=request.infer_withdrawn,
+                infer_tolerance=request.infer_tolerance if request.HasField("infer_tolerance") else 3.0,
+                infer_max_racks=self.limits.infer_racks(request.infer_max_racks),
             )
             return SimJob(self.engine, pos, opts, stop=job.stop)
 

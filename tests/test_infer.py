@@ -321,3 +321,37 @@ def test_cli_infer_json_and_errors(capsys):
     assert json.loads(text)["inference"]["drawn_from_inference"]
     code, _, err = _cli(capsys, "sim", EMPTY_CAT, "--infer", "8H DOG", "--iterations", "32")
     assert code == 1 and "not on the board" in err and len(err.strip().splitlines()) == 1
+
+
+def test_grpc_sim_with_inference_and_session_history(client, nwl):
+    from macondo_client import MacondoError
+    from macondo_client.shell import ShellError, last_opponent_play
+
+    res = client.simulate(EMPTY_CAT, iterations=32, num_plays=3, threads=2, seed=4, infer_play="8H CAT",
+                          infer_tolerance=3.0).result()
+    assert res.inference.drawn_from_inference and res.inference.method == "exhaustive"
+    assert res.inference.top[0].posterior > 50 * res.inference.top[0].prior
+    for bad, what in ((dict(infer_play="8H DOG"), "not on the board"),
+                      (dict(infer_play="8H CAT", infer_tolerance=5000.0), "tolerance"),
+                      (dict(infer_play="8H CAT", infer_max_racks=10_000_000), "max_infer_racks"),
+                      (dict(infer_play="8H CAT", opp_rack="E"), "withdrawn phony")):
+        with pytest.raises(MacondoError) as exc:
+            client.simulate(EMPTY_CAT, iterations=8, num_plays=2, threads=1, **bad).result()
+        assert exc.value.code.name == "INVALID_ARGUMENT" and what in str(exc.value)
+    # a game session: the play to infer from is the opponent's last one in the history the player on turn saw
+    state = client.create_game(lexicon="NWL20", seed=11)
+    gid = state.game_id
+    with pytest.raises(ShellError, match="nothing to infer"):
+        last_opponent_play(state)
+    client.engine_move(gid)
+    state = client.get_game(gid)
+    play, withdrawn = last_opponent_play(state)
+    assert not withdrawn and play == state.history[-1].move.display.strip()
+    res = client.simulate(state.cgp, lexicon="NWL20", iterations=16, num_plays=2, threads=1, infer_play=play).result()
+    assert res.inference.play == play and res.inference.racks_consistent > 0
+    client.engine_move(gid)
+    mid = client.get_game(gid)
+    client.navigate(gid, "turn", 1)      # review: back to the position after the first move
+    assert last_opponent_play(client.get_game(gid))[0] == play
+    assert last_opponent_play(mid)[0] == mid.history[-1].move.display.strip()
+    client.delete_game(gid)

@@ -234,7 +234,8 @@ class Client:
     def simulate(self, cgp: str, lexicon: str = "", timeout: float | None = None,
                  **options: Any) -> Stream[pb.SimulateProgress]:
         """Options: plies, num_plays, plays (list of moves), iterations, stop (95/98/99), max_time, threads,
-        seed, opp_rack."""
+        seed, opp_rack; inference: infer_play (the opponent's last play as on the board, or 'exch N'),
+        infer_withdrawn, infer_tolerance, infer_max_racks."""
         req = _request(pb.SimulateRequest, position=self._position(cgp, lexicon), **options)
         return self._stream("Simulate", req, timeout)
 

@@ -42,6 +42,35 @@ class ShellError(Exception):
     """A user error in a command: printed as a message."""
 
 
+_NOT_MOVES = ("challenge_bonus", "time_penalty", "end_rack_points", "end_rack_penalty")
+
+
+def last_opponent_play(game: pb.GameState) -> tuple[str, bool]:
+    """The opponent's last play before the cursor, as the player on turn saw it, for inference: (the play as it
+    stands on the board, or 'exch N'; whether it was a phony challenged off). A ShellError when there is
+    none to infer from (their last move a pass, or our own move since)."""
+    events = [e for e in game.events if e.number <= game.turn]
+    for k in range(len(events) - 1, -1, -1):
+        e = events[k]
+        if e.type in _NOT_MOVES:
+            continue
+        if e.player == game.on_turn:
+            break
+        if e.type == "play":
+            # the game's own record of the move on the board, played-through tiles in parentheses
+            mine = [h for h in game.history if h.player == e.player]
+            if not mine or mine[-1].move.type != pb.TILE_PLACEMENT:
+                break
+            return mine[-1].move.display.strip(), False
+        if e.type == "exchange":
+            n = e.move.split(" ", 1)[1] if " " in e.move else ""
+            return f"exch {n}", False
+        if e.type == "phony_returned" and k > 0 and events[k - 1].type == "play":
+            return events[k - 1].move, True
+        break
+    raise ShellError("nothing to infer from: the opponent's last move was not a play or an exchange")
+
+
 @dataclass
 class Flag:
     field: str
@@ -114,6 +143,9 @@ SIM_FLAGS = {
     "play": Flag("plays", "list", "also simulate this play (repeatable)"),
     "avoid-prune": Flag("plays", "list", "never prune this play; added if missing (repeatable)"),
     "fg": Flag("foreground", "bool", "run in the foreground: Ctrl-C stops it and shows the result"),
+    "useinferences": Flag("use_inferences", "bool",
+                          "draw the opponent's rack from what their last play suggests (weightedrandomracks)"),
+    "tolerance": Flag("infer_tolerance", "float", "inference: points the play may fall short of the best (3)"),
 }
 ENDGAME_FLAGS = {
     "plies": Flag("plies", "int", "search depth (4)"),
@@ -574,15 +606,31 @@ class MacondoShell(cmd.Cmd):
         game = self._need_game()
         if self.sim is not None and self.sim.running:
             raise ShellError("a simulation is running: sim stop first")
+        for i, w in enumerate(words[:-1]):
+            if w.lstrip("-") == "useinferences" and words[i + 1].lower().startswith("weightedrandom"):
+                if words[i + 1].lower() != "weightedrandomracks":
+                    raise ShellError("-useinferences supports weightedrandomracks (whole inferred leaves)")
+                del words[i + 1]
+                break
         pos, opts = parse_flags(words, SIM_FLAGS)
         if pos:
             raise ShellError(f"unexpected {' '.join(pos)!r}; moves go after -play")
         foreground = opts.pop("foreground", False)
+        if opts.pop("use_inferences", False):
+            play, withdrawn = last_opponent_play(game)
+            opts["infer_play"] = play
+            opts["infer_withdrawn"] = withdrawn
+            if not withdrawn and "opp_rack" not in opts:
+                opts["opp_rack"] = ""         # inference takes the place of the known tiles
+        elif "infer_tolerance" in opts:
+            raise ShellError("-tolerance goes with -useinferences")
         limited = any(k in opts for k in ("iterations", "max_time"))
         if not limited:
             opts["iterations"] = SIM_UNTIL_STOPPED   # until sim stop, Ctrl-C, or -stop's confidence level
         if "opp_rack" not in opts and game.known_opp:
             opts["opp_rack"] = game.known_opp    # what the game has shown of the opponent's rack
+        if not opts.get("opp_rack"):
+            opts.pop("opp_rack", None)
         stream = self.client.simulate(game.cgp, lexicon=self.lexicon, **opts)
         errors: list[str] = []
         thread = follow(stream, errors, "sim-follow")
@@ -597,6 +645,8 @@ class MacondoShell(cmd.Cmd):
         until = "" if limited else (f" (no limit: it runs until the leader is {opts['stop']}% sure or sim stop)"
                                     if "stop" in opts else " (no limit: it runs until sim stop)")
         known = f"; the opponent is known to hold {game.known_opp}" if "opp_rack" in opts else ""
+        if "infer_play" in opts:
+            known += f"; their rack drawn from the inference on {opts['infer_play']}"
         self.say(f"simulation started in the background{until}{known}: sim show, sim watch, sim stop")
 
     def _sim_verb(self, verb: str) -> None:
