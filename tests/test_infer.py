@@ -355,3 +355,30 @@ def test_grpc_sim_with_inference_and_session_history(client, nwl):
     assert last_opponent_play(client.get_game(gid))[0] == play
     assert last_opponent_play(mid)[0] == mid.history[-1].move.display.strip()
     client.delete_game(gid)
+
+
+def test_shell_sim_useinferences_on_a_reviewed_turn(client):
+    import io
+
+    from macondo_client.shell import MacondoShell
+
+    from conftest import GCG_DATA
+
+    out = io.StringIO()
+    shell = MacondoShell(client, stdin=io.StringIO(), stdout=out, interactive=False)
+    # after bot2's EJIDO was challenged off: bot1 knows DEIJO are back on bot2's rack
+    shell.onecmd(f"load {GCG_DATA / 'phony_withdrawn.gcg'} -turn 10")
+    shell.onecmd("sim -useinferences weightedrandomracks -tolerance 5 -fg -iterations 16 -threads 1 -num-plays 2")
+    text = out.getvalue()
+    assert "inference on 1D EJIDO" in text, text[-600:]
+    snap = shell.sim.stream.latest
+    assert snap.inference.play == "1D EJIDO" and snap.inference.tolerance == 5
+    # before the challenge: the play stands on the board and is inferred from as it is
+    shell.onecmd("load " + str(GCG_DATA / "phony_withdrawn.gcg") + " -turn 9")
+    shell.onecmd("sim -useinferences -fg -iterations 16 -threads 1 -num-plays 2")
+    assert shell.sim.stream.latest.inference.play == "1D EJIDO"
+    shell.onecmd("sim -useinferences weightedrandomtiles -iterations 16")
+    assert "supports weightedrandomracks" in out.getvalue()
+    shell.onecmd("sim -tolerance 2 -iterations 16")
+    assert "-tolerance goes with -useinferences" in out.getvalue()
+    shell.onecmd("quit")

@@ -30,6 +30,14 @@ def sim_table(snap: pb.SimulateProgress, details: bool = False) -> str:
     state = "final" if snap.final else "running"
     reason = f", {snap.stop_reason}" if snap.stop_reason else ""
     lines.append(f"Iterations: {snap.iterations} ({state}{reason}, {snap.elapsed_seconds:.1f} s)")
+    if snap.HasField("inference"):
+        inf = snap.inference
+        if inf.drawn_from_inference:
+            top = ", ".join(f"{v.leave} {100 * v.posterior:.1f}% (random {100 * v.prior:.2f}%)" for v in inf.top[:3])
+            lines.append(f"Opponent racks drawn from the inference on {inf.play}: {inf.leaves} leaves, "
+                         f"{inf.racks_consistent:,} of {inf.racks_judged:,} racks consistent; most likely {top}")
+        else:
+            lines.append(f"Inference on {inf.play}: no consistent leave, opponent racks drawn at random")
     return "\n".join(lines)
 
 
