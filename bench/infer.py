@@ -10,6 +10,8 @@ run can be stopped and resumed (pairs already there are skipped) and several pro
 
 Run:    nice -n 10 .venv/bin/python bench/infer.py run --pairs 500 --out /tmp/infer_pairs.jsonl
 Report: .venv/bin/python bench/infer.py report /tmp/infer_pairs.jsonl
+Reveal: .venv/bin/python bench/infer.py reveal --positions 40   (self-play positions with a known rack: the true
+        leave's posterior against its prior, and its rank among the inferred leaves)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from macondo_server.config import Settings
 from macondo_server.engine import Engine
 from macondo_server.formats import format_move
 from macondo_server.gamestate import play_move, position_from_game
+from macondo_server.infer import InferOptions, infer, last_play_on
 from macondo_server.sim import SimJob, SimOptions
 
 from _shared import shared_lexica
@@ -120,6 +123,51 @@ def cmd_report(args) -> None:
           f"mean spread {sm:+.1f} (± {1.96 * math.sqrt(sv / len(spreads)):.1f})")
 
 
+def cmd_reveal(args) -> None:
+    """Static self-play; at the first move of a game that plays `--tiles` tiles with the bag holding more than 10
+    (and, with --min-sacrifice S, scores at least S points less than the top-scoring play: a play made for its
+    leave), infer from the next player's view and compare with the true leave."""
+    engine = Engine(Settings.load(args.data_dir))
+    lex = engine.lexicon(args.lexicon)
+    rows = []
+    seed = args.seed
+    t0 = time.monotonic()
+    while len(rows) < args.positions and seed < args.seed + 50 * args.positions:
+        seed += 1
+        game = Game(lex.kwg, lex.ld, Board(), seed, 50, 6)
+        game.fill_rack(0)
+        game.fill_rack(1)
+        while not game.game_over and game.bag_size > 10:
+            pos = position_from_game(game, {"lex": lex.name}, show_opponent=True)
+            best = engine.generate(pos, n=1).moves[0]
+            hit = best.move.kind == "place" and best.tiles_played == args.tiles and game.history_length >= 2
+            if hit and args.min_sacrifice > 0:
+                hit = engine.generate(pos, sort="score", n=1).moves[0].score - best.score >= args.min_sacrifice
+            text = format_move(best.move, lex.ld, pos.board, style="table").strip()
+            play_move(game, best.move)
+            if not hit:
+                continue
+            now = position_from_game(game, {"lex": lex.name}, show_opponent=False)
+            res = infer(engine, last_play_on(now, text, lex), InferOptions(threads=args.threads, lexicon=lex.name,
+                                                                           max_racks=args.max_racks))
+            order = [v.tiles for v in res.leaves]
+            true = tuple(sorted(best.leave))
+            if true in order:
+                v = res.leaves[order.index(true)]
+                rows.append((v.posterior / v.prior, order.index(true) + 1, len(order), res.method))
+            else:
+                rows.append((0.0, 0, len(order), res.method))
+            print(f"seed {seed} {text} kept {lex.ld.rack_str(list(best.leave))}: ratio {rows[-1][0]:.1f}, "
+                  f"rank {rows[-1][1]} of {rows[-1][2]} ({res.method}, {res.seconds:.1f} s)", flush=True)
+            break
+    ratios = sorted(r[0] for r in rows)
+    n = len(rows)
+    print(f"{n} positions in {time.monotonic() - t0:.0f} s: true leave posterior/prior median {ratios[n // 2]:.1f}, "
+          f"geometric mean {math.exp(sum(math.log(max(r, 1e-9)) for r in ratios) / n):.1f}, "
+          f"above 1 in {sum(r > 1 for r in ratios)}/{n}, missing in {sum(r == 0 for r in ratios)}/{n}; "
+          f"in the top 10 in {sum(1 <= r[1] <= 10 for r in rows)}/{n}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -138,8 +186,17 @@ def main() -> None:
     r.add_argument("--data-dir", default=os.environ.get("MACONDO_DATA_DIR") or shared_lexica())
     rp = sub.add_parser("report")
     rp.add_argument("file")
+    rv = sub.add_parser("reveal")
+    rv.add_argument("--positions", type=int, default=40)
+    rv.add_argument("--tiles", type=int, default=3, help="tiles played (7 - leave size)")
+    rv.add_argument("--min-sacrifice", type=int, default=0)
+    rv.add_argument("--seed", type=int, default=1000)
+    rv.add_argument("--threads", type=int, default=2)
+    rv.add_argument("--max-racks", type=int, default=50_000)
+    rv.add_argument("--lexicon", default="NWL20")
+    rv.add_argument("--data-dir", default=os.environ.get("MACONDO_DATA_DIR") or shared_lexica())
     args = ap.parse_args()
-    cmd_run(args) if args.cmd == "run" else cmd_report(args)
+    {"run": cmd_run, "report": cmd_report, "reveal": cmd_reveal}[args.cmd](args)
 
 
 if __name__ == "__main__":

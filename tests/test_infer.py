@@ -382,3 +382,47 @@ def test_shell_sim_useinferences_on_a_reviewed_turn(client):
     shell.onecmd("sim -tolerance 2 -iterations 16")
     assert "-tolerance goes with -useinferences" in out.getvalue()
     shell.onecmd("quit")
+
+
+def test_exchange_judge_matches_full_generation(engine, nwl):
+    """The C judge of an exchange against every move generated in Python: the rack's best equity, its best
+    exchange of n tiles and the tiles that exchange keeps."""
+    from engine_cy.cross_set import compute_all
+    from engine_cy.infer import InferWorker, sample_leaves
+
+    found = _self_play(engine, nwl, 77, lambda g, b, p: g.history_length == 6)
+    assert found
+    before = found[0]
+    ld = nwl.ld
+    board = before.board.copy()
+    compute_all(board, nwl.kwg, ld)
+    pool = before.unseen_counts(0)
+    for t in before.racks[0]:
+        pool[t] += 1
+    racks = sample_leaves(pool, 7, 40, 5)
+    bag_before = sum(pool) - 7 - 7
+    verdicts = set()
+    for n in (1, 3, 6):
+        w = InferWorker(board, nwl.kwg, nwl.klv, ld, "exchange", [], 0, n, bag_before, 25_000)
+        m = len(racks)
+        acc = np.zeros(m, np.uint8)
+        kept = np.zeros((m, ld.size), np.uint8)
+        best_eq = np.zeros(m, np.int32)
+        play_eq = np.zeros(m, np.int32)
+        assert w.run(racks, 0, m, acc, kept, best_eq, play_eq) == m
+        for i in range(m):
+            rack = [ml for ml in range(ld.size) for _ in range(int(racks[i, ml]))]
+            pos = Position(before.board.copy(), (rack, []), before.scores, before.zeros, dict(before.ops), ld)
+            # the opponent of the rack's owner holds 7 of the rest: the bag they see is bag_before
+            assert sum(pos.unseen_counts(0)) - 7 == bag_before
+            moves = engine.generate(pos).moves
+            assert best_eq[i] == moves[0].equity_mp
+            ex = [mv for mv in moves if mv.move.kind == "exchange" and len(mv.move.tiles) == n]
+            top = max(mv.equity_mp for mv in ex)
+            assert play_eq[i] == top
+            keeps = {tuple(sorted(mv.leave)) for mv in ex if mv.equity_mp == top}
+            got = tuple(ml for ml in range(ld.size) for _ in range(int(kept[i, ml])))
+            assert got in keeps
+            assert bool(acc[i]) == (top + 25_000 >= moves[0].equity_mp)
+            verdicts.add(bool(acc[i]))
+    assert verdicts == {True, False}
