@@ -410,7 +410,8 @@ def format_infer(res: InferResult, ld, top: int = 15) -> str:
         lines.append("The play used every tile: nothing was kept, nothing to infer.")
         return "\n".join(lines)
     how = ("every possible rack" if res.method == "exhaustive" else f"{res.racks_judged:,} random racks")
-    lines.append(f"Judged {how}: {res.racks_judged:,} racks, {res.racks_consistent:,} consistent, "
+    kind = "distinct racks" if res.method == "exhaustive" else "racks"
+    lines.append(f"Judged {how}: {res.racks_judged:,} {kind}, {res.racks_consistent:,} consistent, "
                  f"{len(res.leaves):,} distinct leaves of {res.leave_size} kept ({res.distinct_leaves:,} possible)"
                  + (" (stopped early)" if res.stopped else ""))
     if not res.leaves:
