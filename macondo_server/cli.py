@@ -437,11 +437,35 @@ def cmd_sim(args: argparse.Namespace) -> int:
 def cmd_infer(args: argparse.Namespace) -> int:
     from .infer import InferOptions, format_infer, infer, last_play_before, last_play_on
 
-    pos = parse_cgp(args.cgp)
     engine = _engine(args)
-    lex = engine.lexicon_for(pos, args.lexicon)
-    make = last_play_before if args.before else last_play_on
-    lp = make(pos, args.play, lex, withdrawn=args.withdrawn)
+    if args.gcg is not None:
+        from .formats import read_gcg_file
+        from .gamestate import lexicon_for_record, replay_gcg
+        from .infer import last_play_from_record
+
+        if args.cgp is not None or args.before or args.withdrawn:
+            raise CliError("with --gcg the play comes from the record: no CGP, PLAY, --before or --withdrawn")
+        path = Path(args.gcg)
+        if not path.is_file():
+            raise CliError(f"GCG file {path} does not exist")
+        record = read_gcg_file(str(path))
+        lex_name, _ = lexicon_for_record(record, engine.registry.available(), engine.settings.default_lexicon,
+                                         args.lexicon)
+        lex = engine.lexicon(lex_name)
+        if args.turn is not None and not 0 <= args.turn <= len(record.events):
+            raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
+        lp = last_play_from_record(record, replay_gcg(record, lex, turn=args.turn), lex)
+        pos = lp.before
+        args.lexicon = lex.name
+    else:
+        if args.cgp is None or args.play is None:
+            raise CliError("give a CGP and the opponent's PLAY, or --gcg FILE [--turn N]")
+        if args.turn is not None:
+            raise CliError("--turn goes with --gcg")
+        pos = parse_cgp(args.cgp)
+        lex = engine.lexicon_for(pos, args.lexicon)
+        make = last_play_before if args.before else last_play_on
+        lp = make(pos, args.play, lex, withdrawn=args.withdrawn)
     opts = InferOptions(tolerance=args.tolerance, max_racks=args.max_racks, threads=args.threads, seed=args.seed,
                         lexicon=args.lexicon)
     stop = threading.Event()
@@ -920,12 +944,15 @@ def build_parser() -> argparse.ArgumentParser:
     sm.set_defaults(func=cmd_sim)
 
     inf = sub.add_parser("infer", help="infer the tiles the opponent kept from their last play")
-    inf.add_argument("cgp", help="the position now, its player on turn the one inferring (with --before: the "
-                     "position before the play, the opponent on turn; their rack there is never looked at)")
-    inf.add_argument("play", help="the opponent's last play: a placement as it stands on the board ('8G Q(I)': "
+    inf.add_argument("cgp", nargs="?", help="the position now, its player on turn the one inferring (with --before: "
+                     "the position before the play, the opponent on turn; their rack there is never looked at)")
+    inf.add_argument("play", nargs="?", help="the opponent's last play: a placement as it stands on the board ('8G Q(I)': "
                      "letters outside parentheses are the tiles it put down; with --before as on that board), or "
                      "'exch N' (an exchange of N tiles)")
     inf.add_argument("--before", action="store_true", help="the CGP is the position before the play")
+    inf.add_argument("--gcg", metavar="FILE", help="instead of CGP and PLAY: a game record; infers, for the player "
+                     "on turn after --turn events, from the opponent's last play they saw")
+    inf.add_argument("--turn", type=int_in(0, 1_000_000), help="with --gcg: events replayed (default: all)")
     inf.add_argument("--withdrawn", action="store_true",
                      help="the play was a phony challenged off: its tiles are known to be on the opponent's rack")
     inf.add_argument("--tolerance", type=tolerance_points, default=3.0,

@@ -229,6 +229,42 @@ def last_play_before(pos_before: Position, text: str, lex: Lexicon, withdrawn: b
     return LastPlay("place", ours, move, 0, withdrawn, s)
 
 
+_NOT_MOVES = ("challenge_bonus", "time_penalty", "end_rack_points", "end_rack_penalty")
+
+
+def last_play_from_record(record, res, lex: Lexicon) -> LastPlay:
+    """From a replayed GCG record (gamestate.replay_gcg up to some turn): the opponent's last play before that
+    turn as the player then on turn saw it, on the position they know. A FormatError when there is none to
+    infer from (their last move a pass, our own move since, no move yet)."""
+    pos = res.positions[-1] if res.positions else res.start
+    game = res.game
+    on_turn = game.on_turn if res.positions else res.start_player
+    nicks = [p[0] for p in record.players]
+    events = record.events[:res.events_applied]
+    history = game.history()
+    for k in range(len(events) - 1, -1, -1):
+        ev = events[k]
+        if ev.type in _NOT_MOVES:
+            continue
+        player = nicks.index(ev.nick)
+        if player == on_turn:
+            break
+        if ev.type == "play":
+            mine = [h for h in history if h[0] == player]
+            if not mine or mine[-1][1] != "place":
+                break
+            _, kind, row, col, vertical, tiles, _, _ = mine[-1]
+            text = format_move(Move(kind, row, col, vertical, tuple(tiles)), pos.ld, pos.board, style="table")
+            return last_play_on(pos, text.strip(), lex)
+        if ev.type == "exchange":
+            return last_play_on(pos, f"exch {ev.exchanged}", lex)
+        if ev.type == "phony_returned" and k > 0 and events[k - 1].type == "play":
+            return last_play_on(pos, f"{events[k - 1].position} {events[k - 1].word}", lex, withdrawn=True)
+        break
+    raise FormatError("nothing to infer from: the opponent's last move before this turn was not a play or an "
+                      "exchange")
+
+
 # ------------------------------------------------------------------ inference
 
 

@@ -426,3 +426,26 @@ def test_exchange_judge_matches_full_generation(engine, nwl):
             assert bool(acc[i]) == (top + 25_000 >= moves[0].equity_mp)
             verdicts.add(bool(acc[i]))
     assert verdicts == {True, False}
+
+
+def test_cli_infer_from_a_game_record(capsys):
+    from conftest import GCG_DATA
+
+    gcg = str(GCG_DATA / "phony_withdrawn.gcg")
+    # turn 6: bot1 played 8A NU(R)L from ELNNRTU, keeping ENRT; bot2, on turn, infers
+    code, text, err = _cli(capsys, "infer", "--gcg", gcg, "--turn", "6", "--json", "--threads", "2", "--top", "2000")
+    assert code == 0, err
+    out = json.loads(text)
+    assert out["play"] == "8A NU(R)L" and out["method"] == "exhaustive"
+    kept = {v["leave"]: v for v in out["leaves"]}
+    assert "ENRT" in kept and kept["ENRT"]["posterior"] > 3 * kept["ENRT"]["prior"]
+    # after the challenged-off phony: its tiles are known to be back on bot2's rack
+    code, text, err = _cli(capsys, "infer", "--gcg", gcg, "--turn", "10", "--json", "--threads", "1")
+    assert code == 0, err
+    out = json.loads(text)
+    assert out["play"] == "1D EJIDO" and sorted(out["known"]) == sorted("DEIJO")
+    for bad in (["--turn", "0"], ["--turn", "11"], ["--turn", "999"]):
+        code, _, err = _cli(capsys, "infer", "--gcg", gcg, *bad)
+        assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    code, _, err = _cli(capsys, "infer", "--gcg", gcg, EMPTY_CAT)
+    assert code == 1 and "--gcg" in err
