@@ -10,7 +10,9 @@ import struct
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint32_t
-from engine_cy.kwg cimport Kwg
+from engine_cy.kwg cimport Kwg, kwg_tile, kwg_dfs_next
+from engine_cy.alphabet cimport LetterDistribution
+from engine_cy.common cimport MAX_ALPHABET
 from engine_cy.kwg import build_kwg as _build_kwg, LexiconFormatError
 
 cnp.import_array()
@@ -93,6 +95,39 @@ cdef class Klv:
         if idx < 0 or idx >= self.n_values:
             return 0
         return self.values[idx]
+
+    def check_distribution(self, LetterDistribution ld, int max_tiles=6):
+        """Refuse leaves that cannot be kept under `ld`: a tile outside its alphabet, more tiles of a letter
+        than it has, or more than `max_tiles` tiles (a file made for another alphabet or distribution).
+        Raises LexiconFormatError naming the first such leave."""
+        cdef const uint32_t* nodes = self.kwg.nodes
+        cdef uint32_t stack_p[64]
+        cdef unsigned char buf[64]
+        cdef int run[64]
+        cdef int depth = 0, t, size = ld.size
+        cdef int32_t dist[MAX_ALPHABET]
+        cdef str problem = ""
+        if not self.loaded or self.kwg.dawg_root == 0:
+            return
+        for t in range(MAX_ALPHABET):
+            dist[t] = ld.counts[t] if t < size else 0
+        stack_p[0] = self.kwg.dawg_root
+        while depth >= 0:
+            t = kwg_tile(nodes, stack_p[depth])
+            buf[depth] = <unsigned char> t
+            run[depth] = run[depth - 1] + 1 if depth > 0 and buf[depth - 1] == t else 1
+            if depth >= max_tiles:
+                problem = f"has more than {max_tiles} tiles"
+            elif t >= size:
+                problem = f"holds tile {t}, outside the {size}-letter alphabet of the '{ld.name}' distribution"
+            elif run[depth] > dist[t]:
+                problem = (f"holds {run[depth]} {ld.labels[t]} but the '{ld.name}' distribution has "
+                           f"{dist[t]}")
+            if problem:
+                leave = "".join(ld.labels[b] if b < size else f"[{b}]" for b in buf[:depth + 1])
+                raise LexiconFormatError(f"KLV leave {leave}{'...' if depth >= max_tiles else ''} {problem}: "
+                                         f"the file was made for another alphabet or letter distribution")
+            depth = kwg_dfs_next(nodes, stack_p, depth, 62)
 
     def leave_index(self, leave):
         """Rank of the leave (machine letters, any order) in the graph, or -1."""

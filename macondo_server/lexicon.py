@@ -6,20 +6,23 @@ use and cached; a NAME.klv2 beside either gives the leave values.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.klv import Klv
 from engine_cy.kwg import Kwg, build_kwg
 from engine_cy.movegen import MoveGen
 
-from .config import Settings, cache_dir
+from .config import PACKAGE_DATA, Settings, cache_dir
 from .formats import excerpt, rack_tiles
 
 
@@ -33,6 +36,12 @@ class UnknownLexiconError(LexiconError):
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 MAX_LEAVES_BYTES = 256 * 1024 * 1024
+# The simulation's win-probability table (scripts/make_winpct.py): NAME.winpct.csv beside a lexicon's files is
+# that lexicon's own; any other lexicon uses this default (fitted on NWL20 self-play).
+DEFAULT_WINPCT = PACKAGE_DATA / "winpct.csv"
+WINPCT_SUFFIX = ".winpct.csv"
+WINPCT_SHAPE = (601, 94)
+MAX_WINPCT_BYTES = 4 * 1024 * 1024
 
 
 def check_name(name: str, what: str = "lexicon") -> str:
@@ -50,6 +59,12 @@ class Lexicon:
     klv: Klv | None
     ld: LetterDistribution
     source: str
+    winpct: Path = field(default=DEFAULT_WINPCT)
+
+    def win_table(self) -> np.ndarray:
+        """The win-probability table of this lexicon (601 x 94: rows spread +300..-300, columns unseen tiles
+        0..93), its own NAME.winpct.csv or the default one."""
+        return load_win_table(str(self.winpct))
 
     def is_word(self, word: str) -> bool:
         try:
@@ -206,11 +221,16 @@ class LexiconRegistry:
         if not klv_path.is_file():
             klv_path = self._find(name, ".klv2") or klv_path
         if klv_path.is_file():
-            klv = load_klv(klv_path, f"lexicon {name}: ")
+            klv = load_klv(klv_path, f"lexicon {name}: ", ld)
         # the word graph's shared tables (counts, child masks, word map) are built on the first generator; build
         # them now, while the registry lock is held, not in the first requests that would contend for them
         MoveGen(kwg, ld, klv)
-        return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source)
+        winpct = base_dir / f"{name}{WINPCT_SUFFIX}"
+        if winpct.is_file():
+            load_win_table(str(winpct))     # a broken table is refused with the lexicon, not in a later sim
+        else:
+            winpct = DEFAULT_WINPCT
+        return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source, winpct=winpct)
 
     def describe(self, name: str) -> tuple[bool, str]:
         """(has leaves, source file name) of lexicon `name` from its files, without loading it."""
@@ -263,14 +283,48 @@ class LexiconRegistry:
         return kwg
 
 
-def load_klv(path: Path, prefix: str = "") -> Klv:
-    """Read a KLV2 leave file; errors name the file (not its directory) and the defect."""
+def load_klv(path: Path, prefix: str = "", ld: LetterDistribution | None = None) -> Klv:
+    """Read a KLV2 leave file; errors name the file (not its directory) and the defect. The leaves must fit
+    the letter distribution `ld` (default English): a file for another alphabet or distribution is refused."""
     try:
         size = path.stat().st_size
         if size > MAX_LEAVES_BYTES:
             raise LexiconError(f"{prefix}{path.name}: {size} bytes is more than a leave file can hold")
-        return Klv.from_file(str(path))
+        klv = Klv.from_file(str(path))
+        klv.check_distribution(ld or LetterDistribution.english())
+        return klv
     except (ValueError, OSError) as exc:
         if isinstance(exc, LexiconError):
             raise
         raise LexiconError(f"{prefix}{path.name}: {exc}") from None
+
+
+def load_win_table(path: str) -> np.ndarray:
+    """Read a win-probability table (CSV, '#' comments): 601 x 94 probabilities (shared: not to be written).
+    Cached by path, size and modification time."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise LexiconError(f"{p.name}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    return _read_win_table(path, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_win_table(path: str, size: int, mtime_ns: int) -> np.ndarray:
+    p = Path(path)
+    try:
+        if size > MAX_WINPCT_BYTES:
+            raise LexiconError(f"{p.name}: larger than a win-probability table can be")
+        table = np.loadtxt(p, delimiter=",", comments="#", dtype=np.float64, ndmin=2)
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, LexiconError):
+            raise
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise LexiconError(f"{p.name}: not a win-probability table ({why})") from None
+    if table.shape != WINPCT_SHAPE:
+        raise LexiconError(f"{p.name}: {table.shape[0]} x {table.shape[1]} values, a win-probability table has "
+                           f"{WINPCT_SHAPE[0]} x {WINPCT_SHAPE[1]}")
+    if not np.all((table >= 0.0) & (table <= 1.0)):
+        raise LexiconError(f"{p.name}: a win probability outside 0..1")
+    return table

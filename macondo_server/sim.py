@@ -212,7 +212,7 @@ class SimJob:
         game = game_from_position(pos, lex, seed=opts.seed)
         tuples = [(p.gen.move.kind, p.gen.move.row, p.gen.move.col, p.gen.move.vertical, tuple(p.gen.move.tiles),
                    p.score) for p in self.plays]
-        table = win_table()
+        table = lex.win_table()   # the lexicon's own table (NAME.winpct.csv) or the default
         bb = int(pos.ops.get("bb", "50"))
         self.workers = [SimWorker(game, lex.kwg, lex.klv, lex.ld, tuples, known, table, opts.seed, opts.plies, bb)
                         for _ in range(opts.threads)]

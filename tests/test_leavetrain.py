@@ -1,0 +1,341 @@
+"""Leave training (macondo leaves train) and leave-file checks: valid output that round-trips, determinism per
+seed and across worker counts, stop and resume without losing or redoing rounds, refused options and files,
+mismatched KLV2 refused everywhere it is loaded, per-lexicon win tables."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import numpy as np
+import pytest
+
+from engine_cy.alphabet import LetterDistribution
+from engine_cy.klv import Klv, write_klv2
+from engine_cy.leavegen import LeaveGenWorker, accumulate, decode_rack, encode_rack
+from macondo_server.config import PACKAGE_DATA, Settings
+from macondo_server.formats import new_board
+from macondo_server.leavetrain import (
+    LeaveTrainer,
+    TrainError,
+    TrainOptions,
+    all_leaves,
+    fit_values,
+    leave_space,
+)
+from macondo_server.lexicon import (
+    DEFAULT_WINPCT,
+    LexiconError,
+    LexiconRegistry,
+    klv2_from_csv,
+    load_klv,
+    load_win_table,
+)
+
+from conftest import ROOT
+
+LD = LetterDistribution.english()
+EMPTY = "/".join(["15"] * 15)
+OPENING = f"{EMPTY} AEINQST/ 0/0 0"
+TINY = dict(games=24, seed=7, forced=0.5, prior=4.0)
+
+
+def ml(text: str) -> bytes:
+    return bytes(LD.parse_rack(text))
+
+
+@pytest.fixture(scope="module")
+def scowl():
+    # the bundled lexicon only (always present), loaded once for the module
+    return LexiconRegistry(Settings.load()).get("SCOWL70")
+
+
+def _trainer(lex, out: Path, rounds: int, workers: int = 1, resume: bool = False, **kw) -> LeaveTrainer:
+    opts = TrainOptions(lexicon=lex.name, rounds=rounds, **{**TINY, **kw})
+    return LeaveTrainer(lex, opts, out, workers=workers, resume=resume)
+
+
+# ------------------------------------------------------------------ the C parts
+
+
+def test_rack_codes_and_worker_records():
+    rack = ml("?AEINST")
+    code = encode_rack(rack)
+    assert decode_rack(code) == bytes(sorted(rack))
+    assert encode_rack(reversed(rack)) == code
+    lex = LexiconRegistry(Settings.load()).get("SCOWL70")
+    w = LeaveGenWorker(lex.kwg, Klv(write_klv2([(ml("S"), 8.0)])), LD, new_board())
+    codes, eqs, forced, turns = w.play(12345)
+    assert turns > 5 and codes.shape[0] > 5 and not forced.any()
+    for c in codes:
+        assert len(decode_rack(int(c))) == 7
+    # the same seed, the same game
+    c2, e2, _f, t2 = w.play(12345)
+    assert t2 == turns and np.array_equal(c2, codes) and np.array_equal(e2, eqs)
+    # forced racks: rows of a rare leave then 0xFF
+    rows = np.full((2, 7), 0xFF, dtype=np.uint8)
+    rows[0, :2] = list(ml("QZ"))
+    rows[1, :1] = list(ml("X"))
+    wf = LeaveGenWorker(lex.kwg, None, LD, new_board(), rows, 1.0)
+    codes, eqs, forced, _t = wf.play(99)
+    assert forced.sum() > 3
+    for c in codes[forced.astype(bool)]:
+        tiles = decode_rack(int(c))
+        assert set(ml("QZ")) <= set(tiles) or ml("X")[0] in tiles
+    bad = np.full((1, 7), 0xFF, dtype=np.uint8)
+    bad[0, :2] = list(ml("QQ"))
+    with pytest.raises(ValueError, match="more tiles of a letter"):
+        LeaveGenWorker(lex.kwg, None, LD, new_board(), bad, 1.0)
+    with pytest.raises(ValueError, match="forced racks per turn"):
+        LeaveGenWorker(lex.kwg, None, LD, new_board(), rows, 9.0)
+
+
+def test_accumulate_matches_a_direct_count():
+    """The refit's weights against a Python count of the ways to draw each rack from the leave."""
+    from math import comb
+
+    leaves = sorted({ml("A"), ml("AB"), ml("B"), ml("AA"), ml("E"), ml("ABE")})
+    graph = Klv(write_klv2([(w, 0.0) for w in leaves]))
+    racks = [ml("AABCDEF"), ml("ABEEEEE")]
+    means = np.array([10.0, 30.0])
+    codes = np.array([encode_rack(r) for r in racks], dtype=np.uint64)
+    wsum, esum = np.zeros(len(leaves)), np.zeros(len(leaves))
+    nobs = np.zeros(len(leaves), dtype=np.int64)
+    tw, te = accumulate(graph, LD, codes, means, np.array([3, 1], dtype=np.int64), wsum, esum, nobs)
+    dist = [LD.count(i) for i in range(LD.size)]
+
+    def ways(rack: bytes, leave: bytes) -> int:
+        out = 1
+        for t in set(rack):
+            out *= comb(dist[t] - leave.count(t), rack.count(t) - leave.count(t))
+        return out
+
+    for i, leave in enumerate(graph.kwg.words()):
+        w = [ways(r, leave) if all(r.count(t) >= leave.count(t) for t in leave) else 0 for r in racks]
+        assert wsum[i] == pytest.approx(sum(w))
+        assert esum[i] == pytest.approx(sum(x * m for x, m in zip(w, means, strict=True)))
+        assert nobs[i] == sum(c for x, c in zip(w, (3, 1), strict=True) if x)
+    full = [ways(r, b"") for r in racks]
+    assert tw == pytest.approx(sum(full))
+    assert te == pytest.approx(sum(x * m for x, m in zip(full, means, strict=True)))
+
+
+def test_fit_shrinks_rare_leaves_toward_sub_leaves():
+    space = leave_space(LD)
+    assert space.n == len(all_leaves(LD)) == 914_624
+    idx = {w: i for i, w in enumerate(space.leaves)}
+    wsum, esum, nobs = np.zeros(space.n), np.zeros(space.n), np.zeros(space.n, dtype=np.int64)
+    for text, val, n in (("S", 8.0, 1000), ("E", 2.0, 1000), ("ES", 20.0, 1)):
+        i = idx[ml(text)]
+        wsum[i], esum[i], nobs[i] = 1.0, val, n
+    v = fit_values(space, wsum, esum, nobs, 0.0, prior=9.0)
+    s, e = 8.0 * 1000 / 1009, 2.0 * 1000 / 1009
+    assert v[idx[ml("S")]] == pytest.approx(s)
+    # one observation against a prior of 9: a tenth of the way from the sub-leave fit (S + E) to the raw 20
+    assert v[idx[ml("ES")]] == pytest.approx((20.0 + 9.0 * (s + e)) / 10.0)
+    # never seen: the prior alone (mean over the tiles t of v(L - t) + v(t))
+    assert v[idx[ml("EES")]] == pytest.approx(((v[idx[ml("ES")]] + e) * 2 + (v[idx[ml("EE")]] + s)) / 3)
+
+
+# ------------------------------------------------------------------ runs
+
+
+def test_tiny_training_writes_valid_leaves_that_round_trip(scowl, tmp_path):
+    out = tmp_path / "run"
+    figures = _trainer(scowl, out, rounds=2).run()
+    assert [f.round for f in figures] == [1, 2]
+    assert figures[0].forced_racks == 0 and figures[1].forced_racks > 0   # round 2 forces round 1's rare leaves
+    for f in figures:
+        assert f.games == 24 and f.racks > 24 * 5 and 0 < f.leaves_seen < f.leaves == 914_624
+        assert f.rare_leaves > 0 and f.change_rms > 0
+    klv = load_klv(out / "SCOWL70.klv2", "", LD)
+    assert klv.n_values == 914_624
+    assert (out / "SCOWL70.klv2").read_bytes() == (out / "round-002.klv2").read_bytes()
+    # the CSV and the KLV2 hold the same values
+    again = Klv(klv2_from_csv((out / "SCOWL70.csv").read_text(encoding="utf-8")))
+    assert np.array_equal(again.values_array, klv.values_array)
+    # the blank is worth keeping, a lone Q is not
+    assert klv.leave_value(ml("?")) > 0 > klv.leave_value(ml("Q"))
+    state = json.loads((out / "state.json").read_text())
+    assert [r["round"] for r in state["rounds"]] == [1, 2]
+
+
+def test_deterministic_and_resumable_across_stops_and_workers(scowl, tmp_path):
+    """Two rounds straight with one worker == one round, a stop in the middle of round 2, then --resume with
+    two workers: round 1 is not redone and round 2 comes out byte for byte the same."""
+    a = tmp_path / "a"
+    _trainer(scowl, a, rounds=2).run()
+    b = tmp_path / "b"
+    seen = []
+
+    def progress(r: int, done: int, total: int) -> None:
+        seen.append(r)
+
+    _trainer(scowl, b, rounds=2).run(progress, stop=lambda: 2 in seen)
+    state = json.loads((b / "state.json").read_text())
+    assert [r["round"] for r in state["rounds"]] == [1]
+    assert not (b / "round-002.klv2").exists()
+    r1 = (b / "round-001.klv2").read_bytes()
+    assert r1 == (a / "round-001.klv2").read_bytes()
+    mtime = (b / "round-001.klv2").stat().st_mtime_ns
+    again = _trainer(scowl, b, rounds=2, workers=2, resume=True)
+    assert again.rounds_done == 1
+    figs = again.run()
+    assert [f.round for f in figs] == [2]
+    assert (b / "round-001.klv2").stat().st_mtime_ns == mtime
+    assert (b / "round-002.klv2").read_bytes() == (a / "round-002.klv2").read_bytes()
+    # a different seed, different leaves
+    c = tmp_path / "c"
+    _trainer(scowl, c, rounds=1, seed=8).run()
+    assert (c / "round-001.klv2").read_bytes() != r1
+
+
+def test_refused_options_and_states(scowl, tmp_path):
+    out = tmp_path / "run"
+    _trainer(scowl, out, rounds=1).run()
+    with pytest.raises(TrainError, match="already holds a training run"):
+        _trainer(scowl, out, rounds=2)
+    with pytest.raises(TrainError, match=r"options the run started with \(seed 7 -> 8\)"):
+        _trainer(scowl, out, rounds=2, resume=True, seed=8)
+    with pytest.raises(TrainError, match="holds no training run"):
+        _trainer(scowl, tmp_path / "none", rounds=2, resume=True)
+    (out / "state.json").write_text("{not json")
+    with pytest.raises(TrainError, match="not a training state"):
+        _trainer(scowl, out, rounds=2, resume=True)
+    for bad in (dict(games=0), dict(forced=-1.0), dict(prior=float("nan")), dict(pool=0)):
+        with pytest.raises(TrainError):
+            _trainer(scowl, tmp_path / "x", rounds=1, **bad)
+
+
+def _cli(*argv: str, env_dir: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "macondo_server", *argv], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+
+
+def test_cli_train_and_errors(tmp_path):
+    out = tmp_path / "run"
+    r = _cli("leaves", "train", "--out", str(out), "--games", "10", "--rounds", "1", "--workers", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    fig = json.loads(r.stdout.splitlines()[0])
+    assert fig["round"] == 1 and fig["games"] == 10
+    r = _cli("leaves", "train", "--out", str(out), "--games", "10", "--rounds", "2", "--workers", "1", "--resume")
+    assert r.returncode == 0, r.stderr
+    assert "round 2:" in r.stdout and "round 1:" not in r.stdout and "done: 2 of 2 rounds" in r.stdout
+    corrupt = tmp_path / "bad.klv2"
+    corrupt.write_bytes((PACKAGE_DATA / "lexica" / "SCOWL70.klv2").read_bytes()[:1000]
+                        if (PACKAGE_DATA / "lexica" / "SCOWL70.klv2").is_file() else b"\x05\x00\x00\x00junk")
+    qq = tmp_path / "qq.klv2"
+    qq.write_bytes(write_klv2([(ml("QQ"), 1.0), (ml("A"), 1.0)]))
+    cases = [
+        (["--out", str(tmp_path / "n"), "--games", "0"], "--games"),
+        (["--out", str(tmp_path / "n"), "--forced", "9"], "--forced"),
+        (["--out", str(tmp_path / "n"), "--from", str(tmp_path / "missing.klv2")], "does not exist"),
+        (["--out", str(tmp_path / "n"), "--from", str(corrupt)], "starting leave file bad.klv2"),
+        (["--out", str(tmp_path / "n"), "--from", str(qq)], "QQ holds 2 Q"),
+        (["--out", str(tmp_path / "n"), "--lexicon", "NOPE"], "unknown lexicon"),
+        (["--out", str(out), "--rounds", "3"], "already holds a training run"),
+        (["--out", str(tmp_path / "none"), "--resume"], "holds no training run"),
+    ]
+    for argv, needle in cases:
+        r = _cli("leaves", "train", "--workers", "1", *argv)
+        assert r.returncode == 1, (argv, r.stdout, r.stderr)
+        assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, (argv, r.stderr)
+        assert "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------ leave files refused
+
+
+def test_mismatched_or_corrupted_klv2_refused(tmp_path):
+    cases = {
+        "QQ holds 2 Q": write_klv2([(ml("QQ"), 1.0)]),
+        "??? holds 3 ?": write_klv2([(ml("???"), 1.0)]),
+        "outside the 27-letter alphabet": write_klv2([(bytes([30]), 1.0)]),
+        "more than 6 tiles": write_klv2([(ml("AEINRST"), 1.0)]),
+    }
+    for needle, data in cases.items():
+        p = tmp_path / "x.klv2"
+        p.write_bytes(data)
+        with pytest.raises(LexiconError, match=re.escape(needle)):
+            load_klv(p, "", LD)
+    good = write_klv2([(ml("S"), 8.0), (ml("?"), 25.0)])
+    for data, needle in ((good[:-2], "should follow the graph"), (good[:6], "too short|file has"),
+                         (b"\xff" * 64, "KLV")):
+        p = tmp_path / "y.klv2"
+        p.write_bytes(data)
+        with pytest.raises(LexiconError, match=needle):
+            load_klv(p, "", LD)
+
+
+def test_mismatched_klv2_beside_a_lexicon_and_named_in_requests(tmp_path):
+    from macondo_server.limits import Limits
+    from macondo_server.pb.macondo.v1 import engine_pb2 as pb
+    from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
+    from macondo_server.server import create_server
+
+    d = tmp_path / "data"
+    d.mkdir()
+    shutil.copy(PACKAGE_DATA / "lexica" / "SCOWL70.txt", d / "MINI.txt")
+    (d / "MINI.klv2").write_bytes(write_klv2([(ml("QQ"), 1.0)]))
+    (d / "spanish.klv2").write_bytes(write_klv2([(bytes([29]), 1.0)]))
+    with pytest.raises(LexiconError, match="lexicon MINI: MINI.klv2: KLV leave QQ"):
+        LexiconRegistry(Settings.load(str(d))).get("MINI")
+    r = _cli("--data-dir", str(d), "gen", OPENING, "--lexicon", "MINI")
+    assert r.returncode == 1 and "QQ holds 2 Q" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    running = create_server(Settings.load(str(d)), "127.0.0.1", 0, limits=Limits.load(environ={}))
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{running.port}") as ch:
+            stub = pb_grpc.EngineStub(ch)
+            with pytest.raises(grpc.RpcError) as exc:
+                stub.GenerateMoves(pb.GenerateMovesRequest(position=pb.Position(cgp=OPENING), leaves="spanish"),
+                                   timeout=30)
+            assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "outside the 27-letter alphabet" in exc.value.details() and "/" not in exc.value.details()
+            with pytest.raises(grpc.RpcError) as exc:
+                stub.GenerateMoves(pb.GenerateMovesRequest(position=pb.Position(cgp=OPENING, lexicon="MINI")),
+                                   timeout=30)
+            assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "QQ" in exc.value.details()
+    finally:
+        running.stop(1)
+
+
+# ------------------------------------------------------------------ shipped leaves and win tables
+
+
+def test_shipped_leaves_and_win_table_for_the_bundled_lexicon():
+    lex = LexiconRegistry(Settings.load()).get("SCOWL70")
+    shipped = PACKAGE_DATA / "lexica" / "SCOWL70.klv2"
+    if not shipped.is_file():
+        pytest.skip("no shipped SCOWL70 leaves in this checkout")
+    assert lex.klv is not None and lex.klv.n_values == 914_624
+    assert lex.klv.leave_value(ml("?")) > 15_000 and lex.klv.leave_value(ml("S")) > 3_000
+    assert lex.klv.leave_value(ml("Q")) < 0 and lex.klv.leave_value(ml("UU")) < 0
+    own = PACKAGE_DATA / "lexica" / "SCOWL70.winpct.csv"
+    assert lex.winpct == (own if own.is_file() else DEFAULT_WINPCT)
+    t = lex.win_table()
+    assert t.shape == (601, 94)
+    assert t[0, 50] > 0.9 > 0.1 > t[600, 50]        # +300 wins, -300 loses
+    assert np.all(np.diff(t[:, 40]) <= 1e-9)          # more spread, more wins
+
+
+def test_win_table_per_lexicon_and_bad_tables(tmp_path):
+    d = tmp_path / "data"
+    d.mkdir()
+    shutil.copy(PACKAGE_DATA / "lexica" / "SCOWL70.txt", d / "MINI.txt")
+    assert LexiconRegistry(Settings.load(str(d))).get("MINI").winpct == DEFAULT_WINPCT
+    table = np.loadtxt(DEFAULT_WINPCT, delimiter=",", comments="#")
+    table[300, 10] = 0.123
+    np.savetxt(d / "MINI.winpct.csv", table, delimiter=",", fmt="%.4f")
+    lex = LexiconRegistry(Settings.load(str(d))).get("MINI")
+    assert lex.winpct == d / "MINI.winpct.csv" and lex.win_table()[300, 10] == pytest.approx(0.123)
+    (d / "MINI.winpct.csv").write_text("0.5,0.5\n")
+    with pytest.raises(LexiconError, match="MINI.winpct.csv: 1 x 2 values"):
+        LexiconRegistry(Settings.load(str(d))).get("MINI")
+    (d / "MINI.winpct.csv").write_text("x,y\n")
+    with pytest.raises(LexiconError, match="not a win-probability table"):
+        load_win_table(str(d / "MINI.winpct.csv"))
