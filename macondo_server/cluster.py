@@ -100,7 +100,7 @@ class Cluster:
                 # one thread per process: the solver releases the GIL, but processes keep one worker's crash
                 # from taking the others down, and N processes use N cores
                 self.local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                                      dashboard_address=None, silence_logs=40, env=env,
+                                                      dashboard_address=":0", silence_logs=40, env=env,
                                                       worker_dashboard_address=None)
                 self.client = distributed.Client(self.local, timeout=timeout)
             else:

@@ -28,11 +28,11 @@ ONYX_PLAYS = ["13L ONYX", "13L OXY", "13J EXON", "N1 XYST", "14D ENS", "14F ST(E
 
 
 def _onyx_opts(**kw) -> PegOptions:
-    return PegOptions(endgame_plies=2, threads=2, only_solve=ONYX_PLAYS, **kw)
+    return PegOptions(**{"endgame_plies": 2, "threads": 2, "only_solve": ONYX_PLAYS, **kw})
 
 
 def _axe_opts(**kw) -> PegOptions:
-    return PegOptions(endgame_plies=2, threads=2, only_solve=["6F .X."], **kw)
+    return PegOptions(**{"endgame_plies": 2, "threads": 2, "only_solve": ["6F .X."], **kw})
 
 
 def summary(res) -> list:
