@@ -31,6 +31,7 @@ PROTOCOL = 1
 CONNECT_TIMEOUT = 10.0       # seconds to reach a scheduler and see a worker
 MAX_LOCAL_WORKERS = 256
 CONTEXTS_PER_WORKER = 2      # solves whose state a worker process keeps (the oldest goes first)
+NO_WORKERS_SECONDS = 60.0    # a solve with work in flight and no worker for this long fails (never hangs)
 
 
 class ClusterError(OSError):
@@ -152,6 +153,19 @@ class Cluster:
             return len(self.client.nthreads())
         except Exception:  # noqa: BLE001
             return 0
+
+    def watch_workers(self, last_seen: list[float]) -> None:
+        """Called about once a second while work is in flight: a cluster without workers for
+        NO_WORKERS_SECONDS is an error instead of a wait without end (last_seen[0]: when one was seen)."""
+        now = time.monotonic()
+        if now - last_seen[1] < 1.0:
+            return
+        last_seen[1] = now
+        if self.workers() > 0:
+            last_seen[0] = now
+        elif now - last_seen[0] > NO_WORKERS_SECONDS:
+            raise ClusterError(f"the cluster {self.spec} has had no workers for {NO_WORKERS_SECONDS:.0f} s "
+                               "(work in flight is abandoned)")
 
     def close(self) -> None:
         client = getattr(self, "client", None)
@@ -337,11 +351,11 @@ def peg_task(spec: dict, config: dict, items: list) -> dict:
         return out
     ctx = _peg_context(spec)
     w = ctx.acquire()
+    remaining = spec.get("deadline_in")
     try:
         for name in ("plies", "max_replies", "max_nested", "opp_solver", "leaf_mode", "risk_moves",
                      "skip_deep_pass"):
             setattr(w, name, config[name])
-        remaining = spec.get("deadline_in")
         before = (w.endgames, w.nested_calls, w.nested_hits, w.opp_solves)
         if remaining is not None:
             w.set_deadline(time.monotonic() + max(0.001, remaining - (time.time() - spec["sent_at"])))
@@ -414,6 +428,7 @@ class Dispatcher:
         slots = 2 * self.cluster.nthreads()
         exhausted = False
         per_item: float | None = None
+        seen = [time.monotonic(), 0.0]
         try:
             while True:
                 if stopped():
@@ -452,6 +467,8 @@ class Dispatcher:
                         d = self.stats.durations[-200:]   # type: ignore[index]
                         per_item = sum(d) / len(d)
                     on_result(res)
+                if inflight:
+                    self.cluster.watch_workers(seen)
                 if cancel_ids is not None:
                     dead = cancel_ids()
                     if dead:
@@ -556,8 +573,11 @@ def run_autoplay_tasks(cluster: Cluster, bots: list[dict], games: int, seed: int
     batches.reverse()
     inflight: dict = {}
     sent = 0
+    seen = [time.monotonic(), 0.0]
     try:
         while True:
+            if inflight:
+                cluster.watch_workers(seen)
             while batches and len(inflight) < slots and not stopped():
                 b = batches.pop()
                 inflight[client.submit(autoplay_task, bots, seed, pairs, b, names, run, pure=False,

@@ -311,3 +311,11 @@ def test_grpc_autoplay_on_the_cluster(grpc_server):
     b = list(stub.Autoplay(pb.AutoplayRequest(games=12, seed=5, use_cluster=True), timeout=120))[-1]
     assert a.games_done == b.games_done == 12
     assert list(a.wins) == list(b.wins) and list(a.mean_score) == list(b.mean_score)
+
+
+def test_scheduler_without_workers_is_a_clear_error():
+    import distributed
+
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0") as empty:
+        with pytest.raises(ClusterError, match="has no workers"):
+            Cluster(empty.scheduler_address, timeout=2)
