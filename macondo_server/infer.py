@@ -357,7 +357,7 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
     kept = np.zeros((n, ld.size), dtype=np.uint8)
     best_eq = np.zeros(n, dtype=np.int32)
     play_eq = np.zeros(n, dtype=np.int32)
-    judged = _run_workers(workers, cand, accepted, kept, best_eq, play_eq, stop, progress)
+    judged = _run_workers(workers, cand, weights, accepted, kept, best_eq, play_eq, stop, progress)
     # consistent racks -> their kept leaves, weighted
     idx = np.nonzero(accepted[:judged])[0]
     table: dict[bytes, list] = {}
@@ -387,10 +387,10 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
                        counts_arr, w_arr)
 
 
-def _run_workers(workers: list[InferWorker], cand: np.ndarray, accepted, kept, best_eq, play_eq,
-                 stop: threading.Event | None, progress: Callable[[int, int], None] | None) -> int:
-    """Judge every candidate, split in contiguous slices between the workers; returns the length of the
-    judged prefix (all of them unless stopped)."""
+def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarray, accepted, kept, best_eq,
+                 play_eq, stop: threading.Event | None, progress: Callable[[int, int], None] | None) -> int:
+    """Judge every candidate, split in contiguous slices between the workers; returns how many were judged
+    (all of them unless stopped: then the judged ones are moved to the front of every array)."""
     n = len(cand)
     nt = len(workers)
     bounds = [n * t // nt for t in range(nt + 1)]
@@ -421,11 +421,9 @@ def _run_workers(workers: list[InferWorker], cand: np.ndarray, accepted, kept, b
         if progress is not None and time.monotonic() - last >= 0.5:
             last = time.monotonic()
             progress(sum(done), n)
-    # when stopped, the judged racks are the completed prefix of each slice; keep the shortest whole prefix
-    # only (a later slice's racks are a different part of the enumeration, so use every judged rack)
     if all(done[t] == bounds[t + 1] - bounds[t] for t in range(nt)):
         return n
-    # compact the judged racks of every slice to the front
+    # stopped: each slice judged a prefix of itself; move those racks to the front
     order = np.concatenate([np.arange(bounds[t], bounds[t] + done[t]) for t in range(nt)]).astype(np.int64)
     m = len(order)
     accepted[:m] = accepted[order]
@@ -433,6 +431,7 @@ def _run_workers(workers: list[InferWorker], cand: np.ndarray, accepted, kept, b
     best_eq[:m] = best_eq[order]
     play_eq[:m] = play_eq[order]
     cand[:m] = cand[order]
+    weights[:m] = weights[order]
     return m
 
 

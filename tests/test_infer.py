@@ -449,3 +449,32 @@ def test_cli_infer_from_a_game_record(capsys):
         assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     code, _, err = _cli(capsys, "infer", "--gcg", gcg, EMPTY_CAT)
     assert code == 1 and "--gcg" in err
+
+
+def test_stopped_workers_keep_racks_and_weights_together(engine, nwl):
+    """A stop leaves each worker's slice judged up to some point: the judged racks move to the front with their
+    weights and verdicts (here worker 0 is stopped before it starts, worker 1 judges its whole slice)."""
+    from engine_cy.cross_set import compute_all
+    from engine_cy.infer import InferWorker, enumerate_leaves
+    from macondo_server.infer import _run_workers
+
+    lp = last_play_on(parse_cgp(EMPTY_CAT), "8H CAT", nwl)
+    pool = lp.before.unseen_counts(0)
+    for t in lp.played:
+        pool[t] -= 1
+    cand, weights = enumerate_leaves(pool, 2)
+    cand0, weights0 = cand.copy(), weights.copy()
+    board = lp.before.board.copy()
+    compute_all(board, nwl.kwg, nwl.ld)
+    workers = [InferWorker(board, nwl.kwg, nwl.klv, nwl.ld, "place", lp.played, 10, 0, 80, 3000) for _ in range(2)]
+    workers[0].stop = 1
+    n = len(cand)
+    acc = np.zeros(n, np.uint8)
+    kept = np.zeros((n, nwl.ld.size), np.uint8)
+    b = np.zeros(n, np.int32)
+    p = np.zeros(n, np.int32)
+    m = _run_workers(workers, cand, weights, acc, kept, b, p, None, None)
+    half = n // 2
+    assert m == n - half
+    assert (cand[:m] == cand0[half:]).all() and (weights[:m] == weights0[half:]).all()
+    assert (kept[:m] == cand0[half:]).all()
