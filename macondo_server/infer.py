@@ -279,9 +279,11 @@ def _prior(pool: list[int], counts) -> float:
 
 
 def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | None = None,
-          stop: threading.Event | None = None, progress: Callable[[int, int], None] | None = None) -> InferResult:
+          stop: threading.Event | None = None, progress: Callable[[int, int], None] | None = None,
+          deadline: float | None = None) -> InferResult:
     """Infer the leave the opponent kept with `lp`. `known`: tiles certainly on their rack now (a withdrawn
-    phony's, which default to the phony's tiles)."""
+    phony's, which default to the phony's tiles). `stop` set, or time.monotonic() past `deadline`, ends the
+    judging early: the result then covers the racks judged (a random part of the enumeration)."""
     opts.validate()
     t0 = time.monotonic()
     pos = lp.before
@@ -336,6 +338,10 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
     if distinct <= opts.max_racks:
         method = "exhaustive"
         cand, weights = enumerate_leaves(pool, k)
+        # judged in a random order, so that a stop leaves an unbiased part of the enumeration
+        perm = np.random.default_rng(opts.seed & 0xFFFFFFFFFFFFFFFF).permutation(len(cand))
+        cand = np.ascontiguousarray(cand[perm])
+        weights = np.ascontiguousarray(weights[perm])
     else:
         method = "sampled"
         cand = sample_leaves(pool, k, opts.max_racks, opts.seed & 0xFFFFFFFFFFFFFFFF)
@@ -357,7 +363,7 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
     kept = np.zeros((n, ld.size), dtype=np.uint8)
     best_eq = np.zeros(n, dtype=np.int32)
     play_eq = np.zeros(n, dtype=np.int32)
-    judged = _run_workers(workers, cand, weights, accepted, kept, best_eq, play_eq, stop, progress)
+    judged = _run_workers(workers, cand, weights, accepted, kept, best_eq, play_eq, stop, progress, deadline)
     # consistent racks -> their kept leaves, weighted
     idx = np.nonzero(accepted[:judged])[0]
     table: dict[bytes, list] = {}
@@ -388,7 +394,8 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
 
 
 def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarray, accepted, kept, best_eq,
-                 play_eq, stop: threading.Event | None, progress: Callable[[int, int], None] | None) -> int:
+                 play_eq, stop: threading.Event | None, progress: Callable[[int, int], None] | None,
+                 deadline: float | None = None) -> int:
     """Judge every candidate, split in contiguous slices between the workers; returns how many were judged
     (all of them unless stopped: then the judged ones are moved to the front of every array)."""
     n = len(cand)
@@ -415,7 +422,7 @@ def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarr
     while any(th.is_alive() for th in threads):
         for th in threads:
             th.join(0.05)
-        if stop is not None and stop.is_set():
+        if (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline):
             for w in workers:
                 w.stop = 1
         if progress is not None and time.monotonic() - last >= 0.5:

@@ -219,16 +219,19 @@ class SimJob:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.iterations = 0
+        t_start = time.monotonic()
         if last_play is not None and not (stop is not None and stop.is_set()):
             from .infer import InferOptions, infer
 
             iopts = InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks,
                                  threads=opts.threads, seed=opts.seed, lexicon=lex.name)
-            self.inference = infer(engine, last_play, iopts, known=known, stop=stop)
+            # with a time limit the inference takes at most half of it (the simulation needs the rest)
+            deadline = t_start + opts.max_time / 2 if opts.max_time > 0 else None
+            self.inference = infer(engine, last_play, iopts, known=known, stop=stop, deadline=deadline)
             if self.inference.leave_counts is not None and len(self.inference.leave_counts):
                 for w in self.workers:
                     w.set_inferred_leaves(self.inference.leave_counts, self.inference.leave_weights)
-        self.t0 = time.monotonic()
+        self.t0 = t_start          # the time limit counts the inference too
         self.reason = ""
         if stop is not None and stop.is_set():
             self.stop()

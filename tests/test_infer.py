@@ -478,3 +478,17 @@ def test_stopped_workers_keep_racks_and_weights_together(engine, nwl):
     assert m == n - half
     assert (cand[:m] == cand0[half:]).all() and (weights[:m] == weights0[half:]).all()
     assert (kept[:m] == cand0[half:]).all()
+
+
+def test_sim_time_limit_covers_the_inference(engine, nwl):
+    import time
+
+    t = time.monotonic()
+    job = SimJob(engine, parse_cgp(EMPTY_CAT), SimOptions(iterations=100_000, num_plays=3, threads=1, seed=2,
+                                                          max_time=0.4, infer_play="8H CAT"))
+    res = job.run()
+    took = time.monotonic() - t
+    assert job.inference is not None and job.inference.stopped     # 24,907 racks do not fit in 0.2 s
+    assert 0 < job.inference.racks_judged < job.inference.distinct_leaves
+    assert res.stopped_reason == "time limit" and res.iterations > 0
+    assert took < 3.0
