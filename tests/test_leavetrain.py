@@ -145,9 +145,8 @@ def test_fit_shrinks_rare_leaves_toward_sub_leaves():
 # ------------------------------------------------------------------ runs
 
 
-def test_tiny_training_writes_valid_leaves_that_round_trip(scowl, tmp_path):
-    out = tmp_path / "run"
-    figures = _trainer(scowl, out, rounds=2).run()
+def _check_valid_run(out: Path, figures) -> None:
+    """A finished two-round tiny run: figures, a valid KLV2 that round-trips through its CSV, the state."""
     assert [f.round for f in figures] == [1, 2]
     assert figures[0].forced_racks == 0 and figures[1].forced_racks > 0   # round 2 forces round 1's rare leaves
     for f in figures:
@@ -169,7 +168,8 @@ def test_deterministic_and_resumable_across_stops_and_workers(scowl, tmp_path):
     """Two rounds straight with one worker == one round, a stop in the middle of round 2, then --resume with
     two workers: round 1 is not redone and round 2 comes out byte for byte the same."""
     a = tmp_path / "a"
-    _trainer(scowl, a, rounds=2).run()
+    figures = _trainer(scowl, a, rounds=2).run()
+    _check_valid_run(a, figures)
     b = tmp_path / "b"
     seen = []
 
