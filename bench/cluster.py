@@ -109,13 +109,22 @@ def overhead(engine, args) -> None:
     else:
         c = _case(args.case)
         opts = json.loads(args.opts)
-    a, ta, _ = _solve(engine, c["cgp"], opts, 2)
+    cpu = time.process_time()
+    a, ta, ja = _solve(engine, c["cgp"], opts, 2)
+    cpu_a = time.process_time() - cpu
     with Cluster("local:2", data_dirs=[str(d) for d in engine.settings.data_dirs]) as cl:
         if not args.pnd:
             _solve(engine, c["cgp"], opts, 1, cl)   # warm-up (the P.ND run is long enough to carry its own)
-        b, tb, _ = _solve(engine, c["cgp"], opts, 1, cl)
-    print(f"{c['id']} {opts}: in-process 2 threads {ta:.2f} s ({a.endgames} endgames); local:2 {tb:.2f} s "
-          f"({b.endgames} endgames); overhead {100 * (tb / ta - 1):+.1f}%; identical {_signature(a) == _signature(b)}")
+        before = cl.client.run(time.process_time)
+        cpu = time.process_time()
+        b, tb, jb = _solve(engine, c["cgp"], opts, 1, cl)
+        cpu_b = time.process_time() - cpu
+        after = cl.client.run(time.process_time)
+        cpu_w = sum(after[k] - before[k] for k in after)
+    print(f"{c['id']} {opts}: in-process 2 threads {ta:.2f} s ({cpu_a:.2f} CPU s, {a.endgames} endgames); "
+          f"local:2 {tb:.2f} s (workers {cpu_w:.2f} + client {cpu_b:.2f} CPU s, {b.endgames} endgames); "
+          f"wall overhead {100 * (tb / ta - 1):+.1f}%, CPU overhead {100 * ((cpu_w + cpu_b) / cpu_a - 1):+.1f}%; "
+          f"identical {_signature(a) == _signature(b)}; endgame search nodes {ja.nodes()} / {jb.nodes()}")
 
 
 def project(engine, args) -> None:

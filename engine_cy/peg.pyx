@@ -286,6 +286,11 @@ cdef class PegWorker:
     def stopped(self):
         return self.own_stop != 0
 
+    @property
+    def nodes(self):
+        """Endgame search nodes so far (all searches of this worker): the work, whatever the machine's load."""
+        return self.eg.nodes
+
     # ------------------------------------------------------------ C core
 
     cdef bint at_risk(self, int player) noexcept nogil:

@@ -95,6 +95,8 @@ class Cluster:
         try:
             if kind == "local":
                 env = {"MACONDO_DATA_DIR": os.pathsep.join(str(d) for d in data_dirs)} if data_dirs else {}
+                # the worker's statistical profiler samples every thread 100 times a second: CPU the solver needs
+                env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
                 for name in ("MACONDO_CACHE_DIR",):
                     if os.environ.get(name):
                         env[name] = os.environ[name]
@@ -345,7 +347,7 @@ def peg_task(spec: dict, config: dict, items: list) -> dict:
     before a stop (a stopped item is never reported), the counters' increase and the time per item."""
     run = spec["run"]
     out: dict = {"results": [], "stopped": False, "endgames": 0, "nested_calls": 0, "nested_hits": 0,
-                 "opp_solves": 0, "durations": [], "pid": os.getpid()}
+                 "opp_solves": 0, "nodes": 0, "durations": [], "pid": os.getpid()}
     if run in _W_STOPPED:
         out["stopped"] = True
         return out
@@ -356,7 +358,7 @@ def peg_task(spec: dict, config: dict, items: list) -> dict:
         for name in ("plies", "max_replies", "max_nested", "opp_solver", "leaf_mode", "risk_moves",
                      "skip_deep_pass"):
             setattr(w, name, config[name])
-        before = (w.endgames, w.nested_calls, w.nested_hits, w.opp_solves)
+        before = (w.endgames, w.nested_calls, w.nested_hits, w.opp_solves, w.nodes)
         if remaining is not None:
             w.set_deadline(time.monotonic() + max(0.001, remaining - (time.time() - spec["sent_at"])))
         for pi, gi, move, seq, opp, exact in items:
@@ -374,6 +376,7 @@ def peg_task(spec: dict, config: dict, items: list) -> dict:
         out["nested_calls"] = w.nested_calls - before[1]
         out["nested_hits"] = w.nested_hits - before[2]
         out["opp_solves"] = w.opp_solves - before[3]
+        out["nodes"] = w.nodes - before[4]
     finally:
         if remaining is not None:
             w.set_deadline(0.0)
@@ -418,14 +421,37 @@ class Dispatcher:
     def run_phase(self, config: dict, next_batch: Callable[[int], list | None], on_result: Callable[[dict], None],
                   tick: Callable[[], None], stopped: Callable[[], bool], remaining: Callable[[], int],
                   deadline_in: Callable[[], float | None], cancel_ids: Callable[[], set[int]] | None = None,
-                  first: int = 1) -> None:
+                  first: int = 1, affinity: Callable[[tuple], Any] | None = None) -> None:
         """Submit batches (next_batch(size) -> list of items or None when nothing is left) until none is left
         and every one has come back; on_result(task result) for each; tick() about ten times a second; a
-        stop cancels what has not started and stops what runs."""
+        stop cancels what has not started and stops what runs. Items with the same affinity(item) go to the
+        same worker when it is free to take them (they share table entries and nested solves there); any
+        other worker may still run them."""
         distributed = _import_distributed()
         client = self.cluster.client
         inflight: dict = {}
         slots = 2 * self.cluster.nthreads()
+        homes: dict = {}                 # affinity key -> worker address
+        load: dict[str, int] = {}        # keys sent to each worker
+        workers_at = [0.0, []]
+
+        def home(key) -> list[str] | None:
+            now = time.monotonic()
+            if now - workers_at[0] > 1.0:
+                try:
+                    workers_at[1] = sorted(client.nthreads())
+                except Exception:  # noqa: BLE001
+                    workers_at[1] = []
+                workers_at[0] = now
+            alive = workers_at[1]
+            if not alive:
+                return None
+            addr = homes.get(key)
+            if addr not in alive:
+                addr = min(alive, key=lambda a: load.get(a, 0))
+                homes[key] = addr
+                load[addr] = load.get(addr, 0) + 1
+            return [addr]
         exhausted = False
         per_item: float | None = None
         seen = [time.monotonic(), 0.0]
@@ -439,14 +465,20 @@ class Dispatcher:
                         exhausted = True
                         break
                     spec = dict(self.spec, deadline_in=deadline_in(), sent_at=time.time())
-                    fut = client.submit(peg_task, spec, config, batch, pure=False,
-                                        key=f"peg-{self.run}-{uuid.uuid4().hex[:12]}")
-                    inflight[fut] = batch
-                    self.stats.tasks += 1
+                    parts: dict = {}
+                    for item in batch:
+                        parts.setdefault(affinity(item) if affinity is not None else None, []).append(item)
+                    for key, part in parts.items():
+                        where = home(key) if affinity is not None else None
+                        fut = client.submit(peg_task, spec, config, part, pure=False, workers=where,
+                                            allow_other_workers=where is not None,
+                                            key=f"peg-{self.run}-{uuid.uuid4().hex[:12]}")
+                        inflight[fut] = part
+                        self.stats.tasks += 1
                 if not inflight:
                     break
                 try:
-                    done = distributed.wait(list(inflight), timeout=0.1, return_when="FIRST_COMPLETED").done
+                    done = distributed.wait(list(inflight), timeout=0.2, return_when="FIRST_COMPLETED").done
                 except distributed.TimeoutError:
                     done = set()
                 except TimeoutError:

@@ -432,7 +432,7 @@ class PegJob:
         self._ckpt_rows: list[tuple[str, str, str, int, int | None]] = []
         self._ckpt_key = ""
         self._ckpt_flushed = 0.0
-        self._remote = [0, 0, 0, 0]   # endgames, nested calls, nested cache hits, opponent solves on the cluster
+        self._remote = [0, 0, 0, 0, 0]   # endgames, nested calls, nested cache hits, opponent solves, nodes (cluster)
         self._dispatch: Dispatcher | None = None
         self._exact_done: dict[tuple[str, str], int] = {}   # (play, draw) -> exact spread (the tiebreak)
         self.opts = opts
@@ -611,6 +611,10 @@ class PegJob:
 
     # ------------------------------------------------------------------ checkpoints and the cluster
 
+    def nodes(self) -> int:
+        """Endgame search nodes so far, here and on the cluster (benchmarks: work independent of the load)."""
+        return sum(w.nodes for w in self.workers) + self._remote[4]
+
     def checkpoint_key(self) -> str:
         """The checkpoint key: the position, the lexicon's and leaves' content, and every option that changes
         a verdict (plies, nesting, passes, opponent model, endgame leaves, known opponent tiles, the quick
@@ -700,6 +704,7 @@ class PegJob:
                 self._remote[1] += res["nested_calls"]
                 self._remote[2] += res["nested_hits"]
                 self._remote[3] += res["opp_solves"]
+                self._remote[4] += res.get("nodes", 0)
             for pi, gi, outcome, spread in res["results"]:
                 on_item(pi, gi, outcome, spread)
 
@@ -718,9 +723,15 @@ class PegJob:
         def deadline_in() -> float | None:
             return None if deadline is None else deadline - time.monotonic()
 
+        def affinity(item: tuple) -> tuple:
+            # the draws of one play that leave us the same rack share nested solves and table entries
+            pi, _, _, seq, _, _ = item
+            t = min(self.plays[pi].tiles_played, self.k)
+            return pi, tuple(sorted(seq[:t]))
+
         try:
             self._dispatch.run_phase(cfg, next_batch, on_result, tick, self._stop.is_set, remaining, deadline_in,
-                                     cancel_ids=None if quick else cut_plays, first=first)
+                                     cancel_ids=None if quick else cut_plays, first=first, affinity=affinity)
         except KeyboardInterrupt:
             self.stop()
 
