@@ -206,11 +206,12 @@ def fit_values(space: LeaveSpace, wsum: np.ndarray, esum: np.ndarray, nobs: np.n
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(kwg_bytes: bytes, ld_name: str) -> None:
+def _worker_init(kwg_bytes: bytes, ld_name: str, ignore_sigint: bool = True) -> None:
     from engine_cy.alphabet import LetterDistribution
     from engine_cy.kwg import Kwg
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides when to stop
+    if ignore_sigint:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides when to stop
     if ld_name != "english":
         raise TrainError(f"unsupported letter distribution {ld_name!r}")
     _WORKER["kwg"] = Kwg(kwg_bytes)
@@ -225,7 +226,8 @@ def _worker_games(klv_path: str, forced_path: str | None, forced: float, round_s
 
     from .formats import new_board
 
-    key = (klv_path, forced_path, forced)
+    # the files keep their names from round to round: the round's seed says when they hold new values
+    key = (klv_path, forced_path, forced, round_seed)
     if _WORKER.get("key") != key:
         klv = Klv.from_file(klv_path)
         fl = np.load(forced_path) if forced_path else None

@@ -195,6 +195,23 @@ def test_deterministic_and_resumable_across_stops_and_workers(scowl, tmp_path):
     assert (c / "round-001.klv2").read_bytes() != r1
 
 
+def test_workers_play_each_round_with_its_own_values(tmp_path):
+    """The round's values reach the worker even under the same file name (a worker kept between rounds)."""
+    from macondo_server.leavetrain import _worker_games, _worker_init
+
+    lex = LexiconRegistry(Settings.load()).get("SCOWL70")
+    space = leave_space(LD)
+    _worker_init(np.asarray(lex.kwg.array).tobytes(), "english", ignore_sigint=False)
+    path = tmp_path / ".playing.klv2"
+    means = []
+    for r, bonus in enumerate((0.0, 100.0, 0.0)):
+        path.write_bytes(space.klv2(np.full(space.n, bonus)))
+        _codes, eqs, _f, n = _worker_games(str(path), None, 0.0, 1000 + r, 0, 3)
+        assert n == 3
+        means.append(eqs.mean() / 1000.0)
+    assert means[1] > means[0] + 60 and means[1] > means[2] + 60
+
+
 def test_refused_options_and_states(scowl, tmp_path):
     out = tmp_path / "run"
     _trainer(scowl, out, rounds=1).run()
