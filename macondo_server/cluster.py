@@ -433,21 +433,21 @@ class Dispatcher:
         slots = 2 * self.cluster.nthreads()
         homes: dict = {}                 # affinity key -> worker address
         load: dict[str, int] = {}        # keys sent to each worker
-        workers_at = [0.0, []]
+        checked = [0.0]                  # when the worker list was last read
+        alive: list[str] = []
 
         def home(key) -> list[str] | None:
             now = time.monotonic()
-            if now - workers_at[0] > 1.0:
+            if now - checked[0] > 1.0:
                 try:
-                    workers_at[1] = sorted(client.nthreads())
+                    alive[:] = sorted(client.nthreads())
                 except Exception:  # noqa: BLE001
-                    workers_at[1] = []
-                workers_at[0] = now
-            alive = workers_at[1]
+                    alive[:] = []
+                checked[0] = now
             if not alive:
                 return None
-            addr = homes.get(key)
-            if addr not in alive:
+            addr: str | None = homes.get(key)
+            if addr is None or addr not in alive:
                 addr = min(alive, key=lambda a: load.get(a, 0))
                 homes[key] = addr
                 load[addr] = load.get(addr, 0) + 1
