@@ -118,7 +118,7 @@ def cmd_report(args) -> None:
     half = 1.96 * math.sqrt(var / n)
     sm = sum(spreads) / len(spreads)
     sv = sum((x - sm) ** 2 for x in spreads) / (len(spreads) - 1)
-    print(f"{n} pairs ({len(wins)} games, {secs / 3600:.2f} CPU-hours of games): inferring bot wins "
+    print(f"{n} pairs ({len(wins)} games, {secs / 3600:.2f} hours of game wall time summed): inferring bot wins "
           f"{100 * mean:.2f}% (95% interval {100 * (mean - half):.2f} to {100 * (mean + half):.2f}, by pair); "
           f"mean spread {sm:+.1f} (± {1.96 * math.sqrt(sv / len(spreads)):.1f})")
 
