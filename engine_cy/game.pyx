@@ -430,6 +430,7 @@ cdef class Game:
         """A new game on an empty board: full bag, empty racks, seeded RNG, nothing to undo."""
         cdef int ml, k, d, sq, dim = self.board.dim
         memset(self.board.tiles, 0, sizeof(self.board.tiles))
+        memset(self.board.occ, 0, sizeof(self.board.occ))
         self.board.n_tiles = 0
         for d in range(2):
             for sq in range(dim * dim):

@@ -194,6 +194,7 @@ cdef class MoveGen:
     cdef void prepare_bigrams(self) noexcept nogil
     cdef public bint use_ext              # restrict squares next to tiles by lane-direction extensions
     cdef void cache_lane(self, int d, int lane) noexcept nogil
+    cdef bint lane_playable(self, int d, int lane) noexcept nogil
     cdef const uint64_t* lane_ext(self) noexcept nogil
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil

@@ -524,33 +524,32 @@ cdef class MoveGen:
     cdef void cache_lane(self, int d, int lane) noexcept nogil:
         """Copy lane `lane` of orientation d (tiles, cross-sets, premiums, anchors) into the row cache."""
         cdef int dim = self.dim, idx, sq
-        cdef const ml_t* other = &self.board.tiles[1 - d][0]
         self.dir = d
         self.lane = lane
-        cdef int n_tiles = 0
         cdef const uint64_t* ext
+        cdef const uint32_t* occ = &self.board.occ[d][0]
+        cdef uint32_t t = occ[lane], cross = 0, anchors
+        if lane > 0:
+            cross |= occ[lane - 1]
+        if lane < dim - 1:
+            cross |= occ[lane + 1]
+        if self.board_empty:
+            anchors = (<uint32_t> 1 << self.board.start_col) if d == 0 and lane == self.board.start_row else 0
+        else:
+            anchors = (cross | (t << 1) | (t >> 1)) & ~t
+        sq = lane * dim
+        memcpy(self.row_tiles, &self.board.tiles[d][sq], dim * sizeof(ml_t))
+        memcpy(self.row_cs, &self.board.cross_set[d][sq], dim * sizeof(uint64_t))
+        memcpy(self.row_csc, &self.board.cross_score[d][sq], dim * sizeof(int32_t))
+        memcpy(self.row_lm, &self.board.letter_mult[d][sq], dim * sizeof(uint8_t))
+        memcpy(self.row_wm, &self.board.word_mult[d][sq], dim * sizeof(uint8_t))
         for idx in range(dim):
-            sq = lane * dim + idx
-            self.row_tiles[idx] = self.board.tiles[d][sq]
-            if self.row_tiles[idx] != 0:
-                n_tiles += 1
-            self.row_cs[idx] = self.board.cross_set[d][sq]
-            self.row_csc[idx] = self.board.cross_score[d][sq]
-            self.row_lm[idx] = self.board.letter_mult[d][sq]
-            self.row_wm[idx] = self.board.word_mult[d][sq]
-            self.row_cross_word[idx] = (lane > 0 and other[idx * dim + lane - 1] != 0) or \
-                                       (lane < dim - 1 and other[idx * dim + lane + 1] != 0)
-        if n_tiles > 0 and self.use_ext:
+            self.row_cross_word[idx] = (cross >> idx) & 1
+            self.row_anchor[idx] = (anchors >> idx) & 1
+        if t != 0 and self.use_ext:
             ext = self.lane_ext()
             for idx in range(dim):
                 self.row_cs[idx] &= ext[idx]
-        for idx in range(dim):
-            if self.board_empty:
-                self.row_anchor[idx] = d == 0 and lane == self.board.start_row and idx == self.board.start_col
-            else:
-                self.row_anchor[idx] = self.row_tiles[idx] == 0 and (
-                    self.row_cross_word[idx] or (idx > 0 and self.row_tiles[idx - 1] != 0)
-                    or (idx < dim - 1 and self.row_tiles[idx + 1] != 0))
 
     cdef const uint64_t* lane_ext(self) noexcept nogil:
         """For the cached lane: per square, the letters that can stand there given the runs of tiles next to
@@ -640,8 +639,34 @@ cdef class MoveGen:
             pos -= 1
         return cur
 
+    cdef bint lane_playable(self, int d, int lane) noexcept nogil:
+        """False when no tile of the rack can go on any anchor of the lane (no play there at all: every play
+        puts a tile on an anchor, and that tile must be in the square's cross-set). Reads the board's lane
+        occupancy bits only, without caching the lane. The empty board's one playable lane is the start row."""
+        cdef int dim = self.dim, sq
+        cdef uint32_t t, near, anchors
+        cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef const uint32_t* occ = &self.board.occ[d][0]
+        if self.board.n_tiles == 0:
+            return d == 0 and lane == self.board.start_row
+        t = occ[lane]
+        near = (t << 1) | (t >> 1)
+        if lane > 0:
+            near |= occ[lane - 1]
+        if lane < dim - 1:
+            near |= occ[lane + 1]
+        anchors = near & ~t & ((<uint32_t> 1 << dim) - 1)
+        sq = lane * dim
+        while anchors != 0:
+            if self.board.cross_set[d][sq + ctz64(anchors)] & usable:
+                return True
+            anchors &= anchors - 1
+        return False
+
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
+        if not self.lane_playable(self.dir, self.lane):
+            return                  # (search_anchors, the one user of a cached lane, re-caches after dir = -1)
         self.cache_lane(self.dir, self.lane)
         if self.max_tiles < RACK_SIZE:
             self.gen_bingos()
@@ -773,6 +798,8 @@ cdef class MoveGen:
                 break
             for lane in range(self.dim):
                 if self.lane_filter != NULL and not self.lane_filter[d * MAX_BOARD_DIM + lane]:
+                    continue
+                if not self.lane_playable(d, lane):
                     continue
                 self.cache_lane(d, lane)
                 if bingos:
