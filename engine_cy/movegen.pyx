@@ -106,6 +106,23 @@ cdef int _anchor_cmp(const void* a, const void* b) noexcept nogil:
     return x.col - y.col
 
 
+cdef inline void _anchor_sift(AnchorBound* h, int i, int n) noexcept nogil:
+    """Sift entry i down a heap of n anchors whose top is the first in _anchor_cmp order."""
+    cdef int c
+    cdef AnchorBound t = h[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and _anchor_cmp(&h[c + 1], &h[c]) < 0:
+            c += 1
+        if _anchor_cmp(&h[c], &t) >= 0:
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = t
+
+
 @cython.final
 cdef class MoveGen:
     """Generates every legal play for a rack on a board, scored and valued (millipoints)."""
@@ -843,16 +860,26 @@ cdef class MoveGen:
     cdef void search_anchors(self, int n_anchors) noexcept nogil:
         """Search the anchors best `bound` first while the bound can still reach the best move."""
         cdef AnchorBound* anc = self.anchors
-        cdef int a
-        qsort(anc, n_anchors, sizeof(AnchorBound), _anchor_cmp)
-        for a in range(n_anchors):
-            if anc[a].bound == -2147483647 or (self.has_best and anc[a].bound < self.best.equity):
+        cdef AnchorBound top
+        cdef int a, n = n_anchors
+        # a binary heap in _anchor_cmp order (a total order, so anchors come out exactly as a full sort would
+        # give them), popped lazily: the search usually stops long before the last anchor; popping swaps the
+        # top to the end, so every entry stays in the array for the blank pass
+        for a in range(n // 2 - 1, -1, -1):
+            _anchor_sift(anc, a, n)
+        while n > 0:
+            top = anc[0]
+            if top.bound == -2147483647 or (self.has_best and top.bound < self.best.equity):
                 break
-            if anc[a].dir != self.dir or anc[a].lane != self.lane:
-                self.cache_lane(anc[a].dir, anc[a].lane)
-            self.anchor_col = anc[a].col
-            self.last_anchor_col = anc[a].last
-            self.recursive_gen(anc[a].col, self.kwg.gaddag_root, anc[a].col, anc[a].col, 0, 1, 0)
+            n -= 1
+            anc[0] = anc[n]
+            anc[n] = top
+            _anchor_sift(anc, 0, n)
+            if top.dir != self.dir or top.lane != self.lane:
+                self.cache_lane(top.dir, top.lane)
+            self.anchor_col = top.col
+            self.last_anchor_col = top.last
+            self.recursive_gen(top.col, self.kwg.gaddag_root, top.col, top.col, 0, 1, 0)
 
     cdef void prepare_shadow(self) noexcept nogil:
         """Rack values sorted descending and the best leave term for each number of tiles played, for plays
