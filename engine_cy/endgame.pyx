@@ -17,7 +17,7 @@ from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE, MAX_BOARD_DIM
 from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
+from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, RECORD_EG_BEST, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
                                 pack_move, unpack_move, packed_kind, packed_tiles)
 
 cdef extern from *:
@@ -280,6 +280,41 @@ cdef class EndgameWorker:
         own_val = self.g.rack_value(p)
         opp_val = self.g.rack_value(1 - p)
         rack_n = self.g.rack_n[p]
+        best = -EG_INF
+        if depth == 1 and not self.heuristics:
+            # the children are leaves: their values follow from the move alone, nothing is played. The
+            # generator keeps only the first placement of highest value in its order (what a scan of every
+            # move would keep); the pass, generated last, replaces it only when strictly better
+            self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
+            if self.mg.n_moves > 0:
+                m = self.mg.move_buf[0]
+                best = spread + m.score
+                if m.n_tiles == rack_n:
+                    best += 2 * opp_val
+                best_move = pack_move(&m)
+                self.pv[ply][0] = best_move
+                self.pv_score[ply][0] = m.score
+                self.pv_len[ply] = 1
+            if self.g.zeros + 1 >= self.g.max_zeros:
+                v = spread - own_val + opp_val
+            else:
+                v = spread
+            if v > best:
+                m.kind = MOVE_PASS
+                m.score = 0
+                m.row = 0
+                m.col = 0
+                m.vertical = 0
+                m.length = 0
+                m.n_tiles = 0
+                best = v
+                best_move = pack_move(&m)
+                self.pv[ply][0] = best_move
+                self.pv_score[ply][0] = 0
+                self.pv_len[ply] = 1
+            if self.use_tt:
+                self.tt.store(self.g.hash, best - spread, 1, TT_EXACT, best_move)
+            return best
         self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
         base = self.atop
@@ -287,30 +322,6 @@ cdef class EndgameWorker:
             self.aborted = True
             self.stop_flag[0] = 1
             return 0
-        best = -EG_INF
-        if depth == 1 and not self.heuristics:
-            # the children are leaves: their values follow from the move alone, nothing is played
-            for i in range(n):
-                mv = self.mg.small_buf[i]
-                kind = packed_kind(mv)
-                if kind == MOVE_PASS:
-                    if self.g.zeros + 1 >= self.g.max_zeros:
-                        v = spread - own_val + opp_val
-                    else:
-                        v = spread
-                else:
-                    v = spread + self.mg.small_score[i]
-                    if packed_tiles(mv) == rack_n:
-                        v += 2 * opp_val
-                if v > best:
-                    best = v
-                    best_move = mv
-                    self.pv[ply][0] = mv
-                    self.pv_score[ply][0] = self.mg.small_score[i]
-                    self.pv_len[ply] = 1
-            if self.use_tt:
-                self.tt.store(self.g.hash, best - spread, 1, TT_EXACT, best_move)
-            return best
         a = &self.arena[base]
         for i in range(n):
             mv = self.mg.small_buf[i]

@@ -305,6 +305,8 @@ cdef class MoveGen:
     cdef void record(self, Move* m) noexcept nogil:
         cdef int i, parent, child, smallest, n
         cdef Move tmp
+        if self.record_mode == RECORD_EG_BEST:
+            return                  # placements are kept by record_place; passes and exchanges are not wanted
         if self.record_mode == RECORD_BEST:
             if not self.has_best or move_cmp(m, &self.best) < 0:
                 self.best = m[0]
@@ -395,6 +397,30 @@ cdef class MoveGen:
                 if self.strip[i] != 0 and self.row_cross_word[i]:
                     return
         self.n_placements += 1
+        if self.record_mode == RECORD_EG_BEST:
+            # the endgame's leaf value of the play: only a strictly better one replaces the best so far
+            eq = score + (2 * self.opp_rack_value if self.cur_mask == 0 and self.opp_rack_value > 0 else 0)
+            if self.has_best and eq <= self.eg_best_value:
+                return
+            self.eg_best_value = eq
+            self.has_best = True
+            m = &self.best
+            m.kind = MOVE_PLACE
+            m.score = score
+            m.n_tiles = <uint8_t> self.tiles_played
+            m.length = <uint8_t> (rightstrip - leftstrip + 1)
+            m.vertical = <uint8_t> self.dir
+            if self.dir == 0:
+                m.row = <uint8_t> self.lane
+                m.col = <uint8_t> leftstrip
+            else:
+                m.row = <uint8_t> leftstrip
+                m.col = <uint8_t> self.lane
+            for i in range(leftstrip, rightstrip + 1):
+                m.tiles[i - leftstrip] = self.strip[i]
+            m.leave_mask = self.cur_mask
+            m.equity = eq * EQUITY_SCALE
+            return
         eq = self.equity_for(score, self.tiles_played, self.cur_mask)
         if self.record_mode == RECORD_BEST and self.has_best and not self.board_empty and eq < self.best.equity:
             return  # cannot win: not worth building
@@ -1155,7 +1181,7 @@ cdef class MoveGen:
                     self.lane = lane
                     self.gen_lane()
         self.record_pass()
-        if self.record_mode == RECORD_BEST and self.has_best:
+        if (self.record_mode == RECORD_BEST or self.record_mode == RECORD_EG_BEST) and self.has_best:
             self.move_buf[0] = self.best
             self.n_moves = 1
         elif self.n_moves > 1 and self.do_sort and self.record_mode != RECORD_SMALL:
