@@ -155,6 +155,8 @@ cdef class MoveGen:
     cdef uint8_t row_lm[MAX_BOARD_DIM]
     cdef uint8_t row_wm[MAX_BOARD_DIM]
     cdef bint row_anchor[MAX_BOARD_DIM]
+    cdef uint32_t cross_bits                     # the cached lane's squares with a perpendicular neighbour
+    cdef uint32_t anchor_bits                    # and its anchors (bit idx); row_cross_word / row_anchor unused
     cdef int anchor_col
     cdef int last_anchor_col
     cdef ml_t strip[MAX_BOARD_DIM]

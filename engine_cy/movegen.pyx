@@ -394,7 +394,7 @@ cdef class MoveGen:
         if self.dir == 1 and self.tiles_played == 1:
             # one-tile play: recorded once, by the across pass when it forms an across word
             for i in range(leftstrip, rightstrip + 1):
-                if self.strip[i] != 0 and self.row_cross_word[i]:
+                if self.strip[i] != 0 and ((self.cross_bits >> i) & 1):
                     return
         self.n_placements += 1
         if self.record_mode == RECORD_EG_BEST:
@@ -531,7 +531,7 @@ cdef class MoveGen:
             wm = self.row_wm[col]
             main_score += val * lm
             word_mult *= wm
-            if self.row_cross_word[col]:
+            if ((self.cross_bits >> col) & 1):
                 cross_total += (self.row_csc[col] + val * lm) * wm
             self.strip[col] = letter
         else:
@@ -586,9 +586,8 @@ cdef class MoveGen:
         memcpy(self.row_csc, &self.board.cross_score[d][sq], dim * sizeof(int32_t))
         memcpy(self.row_lm, &self.board.letter_mult[d][sq], dim * sizeof(uint8_t))
         memcpy(self.row_wm, &self.board.word_mult[d][sq], dim * sizeof(uint8_t))
-        for idx in range(dim):
-            self.row_cross_word[idx] = (cross >> idx) & 1
-            self.row_anchor[idx] = (anchors >> idx) & 1
+        self.cross_bits = cross
+        self.anchor_bits = anchors
         if t != 0 and self.use_ext:
             ext = self.lane_ext()
             for idx in range(dim):
@@ -606,11 +605,18 @@ cdef class MoveGen:
         cdef int dim = self.dim, idx, a, b, c
         cdef uint32_t cur
         cdef ExtEntry* e
-        memset(letters, 0, sizeof(letters))
-        for idx in range(dim):
-            letters[idx] = self.row_tiles[idx] & 0x7F
-            h = (h ^ letters[idx]) * 0x100000001B3ULL
+        cdef uint64_t w[3]
+        # the lane's letters (blanks by their letter), 0 past the lane's end, hashed 8 at a time
+        memset(w, 0, sizeof(w))
+        memcpy(w, self.row_tiles, dim * sizeof(ml_t))
+        w[0] &= 0x7F7F7F7F7F7F7F7FULL
+        w[1] &= 0x7F7F7F7F7F7F7F7FULL
+        w[2] &= 0x7F7F7F7F7F7F7F7FULL
+        memcpy(letters, w, MAX_BOARD_DIM)
+        h = (w[0] * 0x9E3779B97F4A7C15ULL) ^ (w[1] * 0xC2B2AE3D27D4EB4FULL) ^ (w[2] * 0x165667B19E3779F9ULL)
         h ^= h >> 29
+        h *= 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 32
         e = &self.ext_cache[h & (EXT_CACHE - 1)]
         if e.dim == dim and memcmp(e.letters, letters, MAX_BOARD_DIM) == 0:
             return e.ext
@@ -715,7 +721,7 @@ cdef class MoveGen:
             self.gen_bingos()
         self.last_anchor_col = -100
         for idx in range(self.dim):
-            if not self.row_anchor[idx]:
+            if not ((self.anchor_bits >> idx) & 1):
                 continue
             if self.row_cs[idx] == 0:
                 # nothing can go on this anchor; it still bounds the next anchor's left part
@@ -764,7 +770,7 @@ cdef class MoveGen:
                     if (self.row_cs[i] & usable) == 0 or k == n:
                         break
                     wm = self.row_wm[i]
-                    if self.row_cross_word[i]:
+                    if ((self.cross_bits >> i) & 1):
                         cross_const += self.row_csc[i] * wm
                     empties[k] = i
                     k += 1
@@ -808,7 +814,7 @@ cdef class MoveGen:
                                          int u, int capped) noexcept nogil:
         """Insert empty square x's coefficient into sorted_c (holding j entries, descending), and into sorted_u
         (u entries) or the capped sum; returns the new (u, capped)."""
-        cdef int c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
+        cdef int c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if ((self.cross_bits >> x) & 1) else 0)
         cdef int t = j
         while t > 0 and sorted_c[t - 1] < c:
             sorted_c[t] = sorted_c[t - 1]
@@ -858,7 +864,7 @@ cdef class MoveGen:
                                 self.row_cap[idx] = self.scores[ml]
                 last = -100
                 for idx in range(self.dim):
-                    if not self.row_anchor[idx]:
+                    if not ((self.anchor_bits >> idx) & 1):
                         continue
                     if self.row_cs[idx] != 0:
                         self.shadow_bound(idx, last, &b1, &b2)
@@ -982,7 +988,7 @@ cdef class MoveGen:
                 else:
                     if k == RACK_SIZE or (self.row_cs[i] & usable) == 0:
                         break
-                    if self.row_cross_word[i]:
+                    if ((self.cross_bits >> i) & 1):
                         touches = True
                     k += 1
                 i += 1
@@ -1085,7 +1091,7 @@ cdef class MoveGen:
                         val = self.scores[x] * self.row_lm[sq]
                         main += val
                         W *= self.row_wm[sq]
-                        if self.row_cross_word[sq]:
+                        if ((self.cross_bits >> sq) & 1):
                             cross += (self.row_csc[sq] + val) * self.row_wm[sq]
                 if not ok:
                     continue
@@ -1117,7 +1123,7 @@ cdef class MoveGen:
                 sq = left + b
                 self.strip[sq] = word[b] | 0x80
                 score -= self.scores[word[b]] * self.row_lm[sq] * \
-                    (W + (self.row_wm[sq] if self.row_cross_word[sq] else 0))
+                    (W + (self.row_wm[sq] if ((self.cross_bits >> sq) & 1) else 0))
         self.tiles_played = RACK_SIZE
         self.cur_mask = 0
         self.record_place(left, right, score)
