@@ -16,8 +16,8 @@ cdef enum:
     RECORD_BEST = 1
     RECORD_TOP_N = 2
     RECORD_SMALL = 3          # every move, packed in 64 bits (see pack_move) with score and equity
-    RECORD_EG_BEST = 4        # the first placement (generation order) of highest score + 2 x opponent's rack
-                              # value when it goes out, in move_buf[0] (n_moves 0 or 1); no pass, no exchange
+    RECORD_EG_BEST = 4        # the first placement (generation order) of highest value (see set_eg_value),
+                              # in move_buf[0] (n_moves 0 or 1); no pass, no exchange
 
 # Packed move (SmallMove), 62 of 64 bits:
 #   bits 0..4   column          bits 5..9   row          bit 10  vertical
@@ -171,7 +171,11 @@ cdef class MoveGen:
     cdef int32_t* small_score
     cdef equity_t* small_equity
     cdef int cap_small
-    cdef int eg_best_value                # RECORD_EG_BEST: the value of best
+    # RECORD_EG_BEST: a placement's value is score * eg_mul + eg_out when it uses the whole rack
+    # - eg_tile_pen * tiles placed - eg_face_pen * their face value (set_eg_value); eg_best_value: best's
+    cdef int64_t eg_best_value
+    cdef int64_t eg_mul, eg_out, eg_tile_pen, eg_face_pen
+    cdef void set_eg_value(self, int64_t mul, int64_t out, int64_t tile_pen, int64_t face_pen) noexcept nogil
     cdef readonly long n_placements
     cdef readonly long n_exchanges
     cdef readonly long n_passes

@@ -391,6 +391,8 @@ cdef class MoveGen:
         cdef ml_t t
         cdef equity_t eq
         cdef bint direct = self.record_mode == RECORD_ALL
+        cdef int64_t value
+        cdef int face = 0
         if self.dir == 1 and self.tiles_played == 1:
             # one-tile play: recorded once, by the across pass when it forms an across word
             for i in range(leftstrip, rightstrip + 1):
@@ -398,11 +400,19 @@ cdef class MoveGen:
                     return
         self.n_placements += 1
         if self.record_mode == RECORD_EG_BEST:
-            # the endgame's leaf value of the play: only a strictly better one replaces the best so far
-            eq = score + (2 * self.opp_rack_value if self.cur_mask == 0 and self.opp_rack_value > 0 else 0)
-            if self.has_best and eq <= self.eg_best_value:
+            # the searcher's value of the play (set_eg_value): only a strictly better one replaces the best
+            value = score * self.eg_mul
+            if self.cur_mask == 0:
+                value += self.eg_out
+            if self.eg_tile_pen != 0 or self.eg_face_pen != 0:
+                for i in range(leftstrip, rightstrip + 1):
+                    t = self.strip[i]     # 0 on played-through squares
+                    if t != 0 and not (t & 0x80):
+                        face += self.scores[t]
+                value -= self.eg_tile_pen * self.tiles_played + self.eg_face_pen * face
+            if self.has_best and value <= self.eg_best_value:
                 return
-            self.eg_best_value = eq
+            self.eg_best_value = value
             self.has_best = True
             m = &self.best
             m.kind = MOVE_PLACE
@@ -419,7 +429,7 @@ cdef class MoveGen:
             for i in range(leftstrip, rightstrip + 1):
                 m.tiles[i - leftstrip] = self.strip[i]
             m.leave_mask = self.cur_mask
-            m.equity = eq * EQUITY_SCALE
+            m.equity = 0
             return
         eq = self.equity_for(score, self.tiles_played, self.cur_mask)
         if self.record_mode == RECORD_BEST and self.has_best and not self.board_empty and eq < self.best.equity:
@@ -1294,6 +1304,14 @@ cdef class MoveGen:
                 if code == 0:
                     break
                 uses[0 if (code & 0x40) else <int> (code & 0x3F)] += 1
+
+    cdef void set_eg_value(self, int64_t mul, int64_t out, int64_t tile_pen, int64_t face_pen) noexcept nogil:
+        """The value RECORD_EG_BEST maximises: score * mul, + out for a play that uses the whole rack, - tile_pen
+        per tile placed, - face_pen per point of face value placed (blanks 0)."""
+        self.eg_mul = mul
+        self.eg_out = out
+        self.eg_tile_pen = tile_pen
+        self.eg_face_pen = face_pen
 
     cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
                    bint sort) except -1 nogil:
