@@ -1,4 +1,4 @@
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
 from engine_cy.common cimport ml_t, MAX_BOARD_DIM
 
 cdef enum:
@@ -19,6 +19,7 @@ cdef class Board:
     cdef uint64_t cross_set[2][MAX_SQUARES]
     cdef int32_t cross_score[2][MAX_SQUARES]
     cdef bint cross_valid                            # cross-sets computed for the current tiles
+    cdef uint32_t occ[2][MAX_BOARD_DIM]              # occupied squares of each lane, bit idx (kept by put)
 
     cdef inline ml_t get(self, int row, int col) noexcept nogil:
         return self.tiles[0][row * self.dim + col]

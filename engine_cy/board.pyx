@@ -1,5 +1,6 @@
 # The one board: tiles in both orientations, premium layout as data, anchors.
 # It knows no lexicon; cross-sets are filled by engine_cy.cross_set.
+from libc.stdint cimport uint32_t
 from libc.string cimport memset
 from engine_cy.common cimport ml_t, MAX_BOARD_DIM
 
@@ -47,6 +48,7 @@ cdef class Board:
         if not (0 <= self.start_row < dim and 0 <= self.start_col < dim):
             raise ValueError(f"board layout {name!r}: start square is off the board")
         memset(self.tiles, 0, sizeof(self.tiles))
+        memset(self.occ, 0, sizeof(self.occ))
         for r in range(dim):
             row = rows[r].ljust(dim)
             if len(row) != dim:
@@ -71,6 +73,12 @@ cdef class Board:
             self.n_tiles -= 1
         self.tiles[0][row * self.dim + col] = ml
         self.tiles[1][col * self.dim + row] = ml
+        if ml != 0:
+            self.occ[0][row] |= (<uint32_t> 1) << col
+            self.occ[1][col] |= (<uint32_t> 1) << row
+        else:
+            self.occ[0][row] &= ~((<uint32_t> 1) << col)
+            self.occ[1][col] &= ~((<uint32_t> 1) << row)
         self.cross_valid = False
 
     def _check(self, int row, int col):
@@ -87,6 +95,7 @@ cdef class Board:
 
     def clear(self):
         memset(self.tiles, 0, sizeof(self.tiles))
+        memset(self.occ, 0, sizeof(self.occ))
         self.n_tiles = 0
         self.cross_valid = False
 
@@ -133,6 +142,7 @@ cdef class Board:
         b.layout_name = self.layout_name
         b.n_tiles = self.n_tiles
         b.tiles = self.tiles
+        b.occ = self.occ
         b.letter_mult = self.letter_mult
         b.word_mult = self.word_mult
         b.cross_set = self.cross_set

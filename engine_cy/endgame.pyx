@@ -17,7 +17,7 @@ from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE, MAX_BOARD_DIM
 from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
+from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, RECORD_EG_BEST, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
                                 pack_move, unpack_move, packed_kind, packed_tiles)
 
 cdef extern from *:
@@ -183,40 +183,27 @@ cdef class EndgameWorker:
         cdef int solver = self.solver_player
         cdef int opp_total = self.g.rack_value(1 - solver)
         cdef int stuck = self.stuck_value(1 - solver) if opp_total > 0 else 0
-        cdef int k = 0, i, n, best_i, mover, slot, face, spread
-        cdef int64_t val, best
-        cdef uint64_t mv, code
+        cdef int k = 0, i, mover, spread
+        cdef int64_t pass_val
         cdef Move m
         while not self.g.over and k < 25:
             mover = self.g.on_turn
-            self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_SMALL, 0, False)
-            n = self.mg.n_moves
-            best_i = -1
-            best = 0
-            for i in range(n):
-                mv = self.mg.small_buf[i]
-                if mover == solver and stuck > 0:
-                    if packed_kind(mv) == MOVE_PASS:
-                        val = -(<int64_t> stuck) * (self.g.rack_value(0) + self.g.rack_value(1))
-                    else:
-                        face = 0
-                        for slot in range(RACK_SIZE):
-                            code = (mv >> (13 + 7 * slot)) & 0x7F
-                            if code == 0:
-                                break
-                            if not (code & 0x40):
-                                face += self.g.scores_tbl[code & 0x3F]
-                        val = (<int64_t> self.mg.small_score[i]) * opp_total - \
-                            (<int64_t> stuck) * (7 * packed_tiles(mv) + 2 * face)
-                else:
-                    val = self.mg.small_score[i]
-                if best_i < 0 or val > best:
-                    best = val
-                    best_i = i
-            unpack_move(self.mg.small_buf[best_i], self.g.board, &m)
-            m.score = self.mg.small_score[best_i]
+            # the generator keeps the first placement of highest value in its order; the pass, last in that
+            # order, replaces it only when strictly better
+            if mover == solver and stuck > 0:
+                self.mg.set_eg_value(opp_total, 0, 7 * <int64_t> stuck, 2 * <int64_t> stuck)
+                pass_val = -(<int64_t> stuck) * (self.g.rack_value(0) + self.g.rack_value(1))
+            else:
+                self.mg.set_eg_value(1, 0, 0, 0)
+                pass_val = 0
+            self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_EG_BEST, 0, False)
+            if self.mg.n_moves > 0 and self.mg.eg_best_value >= pass_val:
+                m = self.mg.move_buf[0]
+            else:
+                memset(&m, 0, sizeof(Move))
+                m.kind = MOVE_PASS
             if rec_moves != NULL:
-                rec_moves[k] = self.mg.small_buf[best_i]
+                rec_moves[k] = pack_move(&m)
                 rec_scores[k] = m.score
                 rec_n[0] = k + 1
             self.g.play_c(&m)
@@ -280,6 +267,40 @@ cdef class EndgameWorker:
         own_val = self.g.rack_value(p)
         opp_val = self.g.rack_value(1 - p)
         rack_n = self.g.rack_n[p]
+        best = -EG_INF
+        if depth == 1 and not self.heuristics:
+            # the children are leaves: their values follow from the move alone, nothing is played. The
+            # generator keeps only the first placement of highest value in its order (what a scan of every
+            # move would keep); the pass, generated last, replaces it only when strictly better
+            self.mg.set_eg_value(1, 2 * opp_val, 0, 0)
+            self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
+            if self.mg.n_moves > 0:
+                m = self.mg.move_buf[0]
+                best = spread + <int> self.mg.eg_best_value
+                best_move = pack_move(&m)
+                self.pv[ply][0] = best_move
+                self.pv_score[ply][0] = m.score
+                self.pv_len[ply] = 1
+            if self.g.zeros + 1 >= self.g.max_zeros:
+                v = spread - own_val + opp_val
+            else:
+                v = spread
+            if v > best:
+                m.kind = MOVE_PASS
+                m.score = 0
+                m.row = 0
+                m.col = 0
+                m.vertical = 0
+                m.length = 0
+                m.n_tiles = 0
+                best = v
+                best_move = pack_move(&m)
+                self.pv[ply][0] = best_move
+                self.pv_score[ply][0] = 0
+                self.pv_len[ply] = 1
+            if self.use_tt:
+                self.tt.store(self.g.hash, best - spread, 1, TT_EXACT, best_move)
+            return best
         self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
         base = self.atop
@@ -287,30 +308,6 @@ cdef class EndgameWorker:
             self.aborted = True
             self.stop_flag[0] = 1
             return 0
-        best = -EG_INF
-        if depth == 1 and not self.heuristics:
-            # the children are leaves: their values follow from the move alone, nothing is played
-            for i in range(n):
-                mv = self.mg.small_buf[i]
-                kind = packed_kind(mv)
-                if kind == MOVE_PASS:
-                    if self.g.zeros + 1 >= self.g.max_zeros:
-                        v = spread - own_val + opp_val
-                    else:
-                        v = spread
-                else:
-                    v = spread + self.mg.small_score[i]
-                    if packed_tiles(mv) == rack_n:
-                        v += 2 * opp_val
-                if v > best:
-                    best = v
-                    best_move = mv
-                    self.pv[ply][0] = mv
-                    self.pv_score[ply][0] = self.mg.small_score[i]
-                    self.pv_len[ply] = 1
-            if self.use_tt:
-                self.tt.store(self.g.hash, best - spread, 1, TT_EXACT, best_move)
-            return best
         a = &self.arena[base]
         for i in range(n):
             mv = self.mg.small_buf[i]

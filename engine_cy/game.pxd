@@ -59,6 +59,7 @@ cdef class Game:
     cdef int32_t* csc_save
     cdef int cs_n
     cdef int cs_cap
+    cdef int32_t* cs_where    # per saved entry: orientation * MAX_SQUARES + square (cross_update)
 
     cdef int play_c(self, const Move* m) except -1 nogil
     cdef int undo_c(self) except -1 nogil
@@ -69,6 +70,9 @@ cdef class Game:
     cdef int save_cross(self, const Move* m) except -1 nogil
     cdef void restore_cross(self, const Move* m, int mark) noexcept nogil
     cdef int copy_cross(self, const Move* m, int n, bint save) noexcept nogil
+    cdef int cross_update(self, const Move* m) except -1 nogil
+    cdef void cross_touch(self, int o, int lane, int idx) noexcept nogil
+    cdef void cross_revert(self, int mark) noexcept nogil
     cdef int rack_value(self, int player) noexcept nogil
     cdef void reset_c(self, uint64_t seed) noexcept nogil
     cdef void rack_add(self, int p, ml_t ml, int delta) noexcept nogil

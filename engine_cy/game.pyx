@@ -11,7 +11,7 @@ from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.movegen cimport Move, MOVE_PLACE, MOVE_EXCHANGE, MOVE_PASS
 from engine_cy.rng cimport Rng, rng_seed, rng_next, rng_below, splitmix64
-from engine_cy.cross_set cimport cross_set_after_change
+from engine_cy.cross_set cimport cross_set_after_change, cross_set_square
 from engine_cy.cross_set import compute_all as _compute_cross_sets
 from engine_cy.movegen import score_play as _score_play
 
@@ -62,6 +62,7 @@ cdef class Game:
         self.undo_cap = 0
         self.cs_save = NULL
         self.csc_save = NULL
+        self.cs_where = NULL
         self.cs_n = 0
         self.cs_cap = 0
 
@@ -112,6 +113,7 @@ cdef class Game:
         free(self.undo_stack)
         free(self.cs_save)
         free(self.csc_save)
+        free(self.cs_where)
 
     # ------------------------------------------------------------ C core
 
@@ -205,6 +207,11 @@ cdef class Game:
                 with gil:
                     raise MemoryError()
             self.csc_save = grown_csc
+            grown_csc = <int32_t*> realloc(self.cs_where, n * sizeof(int32_t))
+            if grown_csc == NULL:
+                with gil:
+                    raise MemoryError()
+            self.cs_where = grown_csc
             self.cs_cap = n
         self.cs_n = self.copy_cross(m, self.cs_n, True)
         return 0
@@ -238,6 +245,73 @@ cdef class Game:
                     self.board.cross_score[o][sq] = self.csc_save[n]
                 n += 1
         return n
+
+    cdef void cross_touch(self, int o, int lane, int idx) noexcept nogil:
+        """Save the cross-set and cross-score of square (lane, idx) of orientation o, then recompute them."""
+        cdef int sq = lane * self.board.dim + idx
+        self.cs_save[self.cs_n] = self.board.cross_set[o][sq]
+        self.csc_save[self.cs_n] = self.board.cross_score[o][sq]
+        self.cs_where[self.cs_n] = o * MAX_SQUARES + sq
+        self.cs_n += 1
+        cross_set_square(self.board, self.kwg.nodes, self.kwg.dawg_root, self.kwg.gaddag_root, self.scores_tbl,
+                         self.all_letters, o, lane, idx)
+
+    cdef int cross_update(self, const Move* m) except -1 nogil:
+        """After placement m's tiles are on the board: recompute (saving the old values for cross_revert) only
+        the cross-sets the new tiles can change. A square's cross-set depends on the run of tiles beside it in
+        the perpendicular line, so along the move's line only the squares just before and after its run (and
+        the newly covered squares, which become 0) change, and in the line crossing each new tile only the
+        squares just before and after that tile's run (and the tile's own square)."""
+        cdef int d = m.vertical, dim = self.board.dim, i, k, s, e, need
+        cdef int lane = m.col if d else m.row
+        cdef int first = m.row if d else m.col
+        cdef const ml_t* line = &self.board.tiles[d][lane * dim]
+        cdef const ml_t* cross
+        need = 2 + 3 * m.length
+        if self.cs_n + need > self.cs_cap:
+            self.save_cross(m)     # grows the stacks (its saved entries are dropped below)
+            self.cs_n -= dim * (m.length + 1)
+        # plays along the other orientation whose perpendicular word runs in this line
+        s = first
+        while s > 0 and line[s - 1] != 0:
+            s -= 1
+        e = first + m.length - 1
+        while e < dim - 1 and line[e + 1] != 0:
+            e += 1
+        if s > 0:
+            self.cross_touch(1 - d, s - 1, lane)
+        if e < dim - 1:
+            self.cross_touch(1 - d, e + 1, lane)
+        for i in range(m.length):
+            if m.tiles[i] == 0:
+                continue
+            k = first + i
+            self.cross_touch(1 - d, k, lane)
+            # plays along this orientation through the line crossing the new tile at position `lane`
+            cross = &self.board.tiles[1 - d][k * dim]
+            s = lane
+            while s > 0 and cross[s - 1] != 0:
+                s -= 1
+            e = lane
+            while e < dim - 1 and cross[e + 1] != 0:
+                e += 1
+            self.cross_touch(d, lane, k)
+            if s > 0:
+                self.cross_touch(d, s - 1, k)
+            if e < dim - 1:
+                self.cross_touch(d, e + 1, k)
+        self.board.cross_valid = True
+        return 0
+
+    cdef void cross_revert(self, int mark) noexcept nogil:
+        """Undo of cross_update: the saved values back, newest first, down to stack height `mark`."""
+        cdef int n, w
+        for n in range(self.cs_n - 1, mark - 1, -1):
+            w = self.cs_where[n]
+            self.board.cross_set[w // MAX_SQUARES][w % MAX_SQUARES] = self.cs_save[n]
+            self.board.cross_score[w // MAX_SQUARES][w % MAX_SQUARES] = self.csc_save[n]
+        self.cs_n = mark
+        self.board.cross_valid = True
 
     cdef int play_c(self, const Move* m) except -1 nogil:
         cdef Undo* u
@@ -276,8 +350,7 @@ cdef class Game:
                 self.hash ^= Z_SQUARE[sq][_zkey(t)]
                 self.rack_add(p, 0 if (t & 0x80) else t, -1)
             u.cs_mark = self.cs_n
-            self.save_cross(m)
-            self.refresh_cross(m)
+            self.cross_update(m)
             self.score[p] += m.score
             self.set_zeros(0)
             self.draw_c(p, m.n_tiles, u)
@@ -336,7 +409,7 @@ cdef class Game:
                 r = m.row + i * m.vertical
                 c = m.col + i * (1 - m.vertical)
                 self.board.put(r, c, 0)
-            self.restore_cross(m, u.cs_mark)
+            self.cross_revert(u.cs_mark)
         memcpy(self.racks, u.racks_before, sizeof(self.racks))
         self.rack_n[0] = 0
         self.rack_n[1] = 0
@@ -357,6 +430,7 @@ cdef class Game:
         """A new game on an empty board: full bag, empty racks, seeded RNG, nothing to undo."""
         cdef int ml, k, d, sq, dim = self.board.dim
         memset(self.board.tiles, 0, sizeof(self.board.tiles))
+        memset(self.board.occ, 0, sizeof(self.board.occ))
         self.board.n_tiles = 0
         for d in range(2):
             for sq in range(dim * dim):

@@ -16,6 +16,8 @@ cdef enum:
     RECORD_BEST = 1
     RECORD_TOP_N = 2
     RECORD_SMALL = 3          # every move, packed in 64 bits (see pack_move) with score and equity
+    RECORD_EG_BEST = 4        # the first placement (generation order) of highest value (see set_eg_value),
+                              # in move_buf[0] (n_moves 0 or 1); no pass, no exchange
 
 # Packed move (SmallMove), 62 of 64 bits:
 #   bits 0..4   column          bits 5..9   row          bit 10  vertical
@@ -153,6 +155,8 @@ cdef class MoveGen:
     cdef uint8_t row_lm[MAX_BOARD_DIM]
     cdef uint8_t row_wm[MAX_BOARD_DIM]
     cdef bint row_anchor[MAX_BOARD_DIM]
+    cdef uint32_t cross_bits                     # the cached lane's squares with a perpendicular neighbour
+    cdef uint32_t anchor_bits                    # and its anchors (bit idx); row_cross_word / row_anchor unused
     cdef int anchor_col
     cdef int last_anchor_col
     cdef ml_t strip[MAX_BOARD_DIM]
@@ -167,6 +171,11 @@ cdef class MoveGen:
     cdef int32_t* small_score
     cdef equity_t* small_equity
     cdef int cap_small
+    # RECORD_EG_BEST: a placement's value is score * eg_mul + eg_out when it uses the whole rack
+    # - eg_tile_pen * tiles placed - eg_face_pen * their face value (set_eg_value); eg_best_value: best's
+    cdef int64_t eg_best_value
+    cdef int64_t eg_mul, eg_out, eg_tile_pen, eg_face_pen
+    cdef void set_eg_value(self, int64_t mul, int64_t out, int64_t tile_pen, int64_t face_pen) noexcept nogil
     cdef readonly long n_placements
     cdef readonly long n_exchanges
     cdef readonly long n_passes
@@ -194,6 +203,7 @@ cdef class MoveGen:
     cdef void prepare_bigrams(self) noexcept nogil
     cdef public bint use_ext              # restrict squares next to tiles by lane-direction extensions
     cdef void cache_lane(self, int d, int lane) noexcept nogil
+    cdef bint lane_playable(self, int d, int lane) noexcept nogil
     cdef const uint64_t* lane_ext(self) noexcept nogil
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil

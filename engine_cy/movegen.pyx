@@ -106,6 +106,23 @@ cdef int _anchor_cmp(const void* a, const void* b) noexcept nogil:
     return x.col - y.col
 
 
+cdef inline void _anchor_sift(AnchorBound* h, int i, int n) noexcept nogil:
+    """Sift entry i down a heap of n anchors whose top is the first in _anchor_cmp order."""
+    cdef int c
+    cdef AnchorBound t = h[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and _anchor_cmp(&h[c + 1], &h[c]) < 0:
+            c += 1
+        if _anchor_cmp(&h[c], &t) >= 0:
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = t
+
+
 @cython.final
 cdef class MoveGen:
     """Generates every legal play for a rack on a board, scored and valued (millipoints)."""
@@ -288,6 +305,8 @@ cdef class MoveGen:
     cdef void record(self, Move* m) noexcept nogil:
         cdef int i, parent, child, smallest, n
         cdef Move tmp
+        if self.record_mode == RECORD_EG_BEST:
+            return                  # placements are kept by record_place; passes and exchanges are not wanted
         if self.record_mode == RECORD_BEST:
             if not self.has_best or move_cmp(m, &self.best) < 0:
                 self.best = m[0]
@@ -372,12 +391,46 @@ cdef class MoveGen:
         cdef ml_t t
         cdef equity_t eq
         cdef bint direct = self.record_mode == RECORD_ALL
+        cdef int64_t value
+        cdef int face = 0
         if self.dir == 1 and self.tiles_played == 1:
             # one-tile play: recorded once, by the across pass when it forms an across word
             for i in range(leftstrip, rightstrip + 1):
-                if self.strip[i] != 0 and self.row_cross_word[i]:
+                if self.strip[i] != 0 and ((self.cross_bits >> i) & 1):
                     return
         self.n_placements += 1
+        if self.record_mode == RECORD_EG_BEST:
+            # the searcher's value of the play (set_eg_value): only a strictly better one replaces the best
+            value = score * self.eg_mul
+            if self.cur_mask == 0:
+                value += self.eg_out
+            if self.eg_tile_pen != 0 or self.eg_face_pen != 0:
+                for i in range(leftstrip, rightstrip + 1):
+                    t = self.strip[i]     # 0 on played-through squares
+                    if t != 0 and not (t & 0x80):
+                        face += self.scores[t]
+                value -= self.eg_tile_pen * self.tiles_played + self.eg_face_pen * face
+            if self.has_best and value <= self.eg_best_value:
+                return
+            self.eg_best_value = value
+            self.has_best = True
+            m = &self.best
+            m.kind = MOVE_PLACE
+            m.score = score
+            m.n_tiles = <uint8_t> self.tiles_played
+            m.length = <uint8_t> (rightstrip - leftstrip + 1)
+            m.vertical = <uint8_t> self.dir
+            if self.dir == 0:
+                m.row = <uint8_t> self.lane
+                m.col = <uint8_t> leftstrip
+            else:
+                m.row = <uint8_t> leftstrip
+                m.col = <uint8_t> self.lane
+            for i in range(leftstrip, rightstrip + 1):
+                m.tiles[i - leftstrip] = self.strip[i]
+            m.leave_mask = self.cur_mask
+            m.equity = 0
+            return
         eq = self.equity_for(score, self.tiles_played, self.cur_mask)
         if self.record_mode == RECORD_BEST and self.has_best and not self.board_empty and eq < self.best.equity:
             return  # cannot win: not worth building
@@ -488,7 +541,7 @@ cdef class MoveGen:
             wm = self.row_wm[col]
             main_score += val * lm
             word_mult *= wm
-            if self.row_cross_word[col]:
+            if ((self.cross_bits >> col) & 1):
                 cross_total += (self.row_csc[col] + val * lm) * wm
             self.strip[col] = letter
         else:
@@ -524,33 +577,31 @@ cdef class MoveGen:
     cdef void cache_lane(self, int d, int lane) noexcept nogil:
         """Copy lane `lane` of orientation d (tiles, cross-sets, premiums, anchors) into the row cache."""
         cdef int dim = self.dim, idx, sq
-        cdef const ml_t* other = &self.board.tiles[1 - d][0]
         self.dir = d
         self.lane = lane
-        cdef int n_tiles = 0
         cdef const uint64_t* ext
-        for idx in range(dim):
-            sq = lane * dim + idx
-            self.row_tiles[idx] = self.board.tiles[d][sq]
-            if self.row_tiles[idx] != 0:
-                n_tiles += 1
-            self.row_cs[idx] = self.board.cross_set[d][sq]
-            self.row_csc[idx] = self.board.cross_score[d][sq]
-            self.row_lm[idx] = self.board.letter_mult[d][sq]
-            self.row_wm[idx] = self.board.word_mult[d][sq]
-            self.row_cross_word[idx] = (lane > 0 and other[idx * dim + lane - 1] != 0) or \
-                                       (lane < dim - 1 and other[idx * dim + lane + 1] != 0)
-        if n_tiles > 0 and self.use_ext:
+        cdef const uint32_t* occ = &self.board.occ[d][0]
+        cdef uint32_t t = occ[lane], cross = 0, anchors
+        if lane > 0:
+            cross |= occ[lane - 1]
+        if lane < dim - 1:
+            cross |= occ[lane + 1]
+        if self.board_empty:
+            anchors = (<uint32_t> 1 << self.board.start_col) if d == 0 and lane == self.board.start_row else 0
+        else:
+            anchors = (cross | (t << 1) | (t >> 1)) & ~t
+        sq = lane * dim
+        memcpy(self.row_tiles, &self.board.tiles[d][sq], dim * sizeof(ml_t))
+        memcpy(self.row_cs, &self.board.cross_set[d][sq], dim * sizeof(uint64_t))
+        memcpy(self.row_csc, &self.board.cross_score[d][sq], dim * sizeof(int32_t))
+        memcpy(self.row_lm, &self.board.letter_mult[d][sq], dim * sizeof(uint8_t))
+        memcpy(self.row_wm, &self.board.word_mult[d][sq], dim * sizeof(uint8_t))
+        self.cross_bits = cross
+        self.anchor_bits = anchors
+        if t != 0 and self.use_ext:
             ext = self.lane_ext()
             for idx in range(dim):
                 self.row_cs[idx] &= ext[idx]
-        for idx in range(dim):
-            if self.board_empty:
-                self.row_anchor[idx] = d == 0 and lane == self.board.start_row and idx == self.board.start_col
-            else:
-                self.row_anchor[idx] = self.row_tiles[idx] == 0 and (
-                    self.row_cross_word[idx] or (idx > 0 and self.row_tiles[idx - 1] != 0)
-                    or (idx < dim - 1 and self.row_tiles[idx + 1] != 0))
 
     cdef const uint64_t* lane_ext(self) noexcept nogil:
         """For the cached lane: per square, the letters that can stand there given the runs of tiles next to
@@ -564,11 +615,18 @@ cdef class MoveGen:
         cdef int dim = self.dim, idx, a, b, c
         cdef uint32_t cur
         cdef ExtEntry* e
-        memset(letters, 0, sizeof(letters))
-        for idx in range(dim):
-            letters[idx] = self.row_tiles[idx] & 0x7F
-            h = (h ^ letters[idx]) * 0x100000001B3ULL
+        cdef uint64_t w[3]
+        # the lane's letters (blanks by their letter), 0 past the lane's end, hashed 8 at a time
+        memset(w, 0, sizeof(w))
+        memcpy(w, self.row_tiles, dim * sizeof(ml_t))
+        w[0] &= 0x7F7F7F7F7F7F7F7FULL
+        w[1] &= 0x7F7F7F7F7F7F7F7FULL
+        w[2] &= 0x7F7F7F7F7F7F7F7FULL
+        memcpy(letters, w, MAX_BOARD_DIM)
+        h = (w[0] * 0x9E3779B97F4A7C15ULL) ^ (w[1] * 0xC2B2AE3D27D4EB4FULL) ^ (w[2] * 0x165667B19E3779F9ULL)
         h ^= h >> 29
+        h *= 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 32
         e = &self.ext_cache[h & (EXT_CACHE - 1)]
         if e.dim == dim and memcmp(e.letters, letters, MAX_BOARD_DIM) == 0:
             return e.ext
@@ -640,14 +698,40 @@ cdef class MoveGen:
             pos -= 1
         return cur
 
+    cdef bint lane_playable(self, int d, int lane) noexcept nogil:
+        """False when no tile of the rack can go on any anchor of the lane (no play there at all: every play
+        puts a tile on an anchor, and that tile must be in the square's cross-set). Reads the board's lane
+        occupancy bits only, without caching the lane. The empty board's one playable lane is the start row."""
+        cdef int dim = self.dim, sq
+        cdef uint32_t t, near, anchors
+        cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef const uint32_t* occ = &self.board.occ[d][0]
+        if self.board.n_tiles == 0:
+            return d == 0 and lane == self.board.start_row
+        t = occ[lane]
+        near = (t << 1) | (t >> 1)
+        if lane > 0:
+            near |= occ[lane - 1]
+        if lane < dim - 1:
+            near |= occ[lane + 1]
+        anchors = near & ~t & ((<uint32_t> 1 << dim) - 1)
+        sq = lane * dim
+        while anchors != 0:
+            if self.board.cross_set[d][sq + ctz64(anchors)] & usable:
+                return True
+            anchors &= anchors - 1
+        return False
+
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
+        if not self.lane_playable(self.dir, self.lane):
+            return                  # (search_anchors, the one user of a cached lane, re-caches after dir = -1)
         self.cache_lane(self.dir, self.lane)
         if self.max_tiles < RACK_SIZE:
             self.gen_bingos()
         self.last_anchor_col = -100
         for idx in range(self.dim):
-            if not self.row_anchor[idx]:
+            if not ((self.anchor_bits >> idx) & 1):
                 continue
             if self.row_cs[idx] == 0:
                 # nothing can go on this anchor; it still bounds the next anchor's left part
@@ -696,7 +780,7 @@ cdef class MoveGen:
                     if (self.row_cs[i] & usable) == 0 or k == n:
                         break
                     wm = self.row_wm[i]
-                    if self.row_cross_word[i]:
+                    if ((self.cross_bits >> i) & 1):
                         cross_const += self.row_csc[i] * wm
                     empties[k] = i
                     k += 1
@@ -740,7 +824,7 @@ cdef class MoveGen:
                                          int u, int capped) noexcept nogil:
         """Insert empty square x's coefficient into sorted_c (holding j entries, descending), and into sorted_u
         (u entries) or the capped sum; returns the new (u, capped)."""
-        cdef int c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if self.row_cross_word[x] else 0)
+        cdef int c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if ((self.cross_bits >> x) & 1) else 0)
         cdef int t = j
         while t > 0 and sorted_c[t - 1] < c:
             sorted_c[t] = sorted_c[t - 1]
@@ -774,6 +858,8 @@ cdef class MoveGen:
             for lane in range(self.dim):
                 if self.lane_filter != NULL and not self.lane_filter[d * MAX_BOARD_DIM + lane]:
                     continue
+                if not self.lane_playable(d, lane):
+                    continue
                 self.cache_lane(d, lane)
                 if bingos:
                     self.gen_bingos()
@@ -788,7 +874,7 @@ cdef class MoveGen:
                                 self.row_cap[idx] = self.scores[ml]
                 last = -100
                 for idx in range(self.dim):
-                    if not self.row_anchor[idx]:
+                    if not ((self.anchor_bits >> idx) & 1):
                         continue
                     if self.row_cs[idx] != 0:
                         self.shadow_bound(idx, last, &b1, &b2)
@@ -816,16 +902,26 @@ cdef class MoveGen:
     cdef void search_anchors(self, int n_anchors) noexcept nogil:
         """Search the anchors best `bound` first while the bound can still reach the best move."""
         cdef AnchorBound* anc = self.anchors
-        cdef int a
-        qsort(anc, n_anchors, sizeof(AnchorBound), _anchor_cmp)
-        for a in range(n_anchors):
-            if anc[a].bound == -2147483647 or (self.has_best and anc[a].bound < self.best.equity):
+        cdef AnchorBound top
+        cdef int a, n = n_anchors
+        # a binary heap in _anchor_cmp order (a total order, so anchors come out exactly as a full sort would
+        # give them), popped lazily: the search usually stops long before the last anchor; popping swaps the
+        # top to the end, so every entry stays in the array for the blank pass
+        for a in range(n // 2 - 1, -1, -1):
+            _anchor_sift(anc, a, n)
+        while n > 0:
+            top = anc[0]
+            if top.bound == -2147483647 or (self.has_best and top.bound < self.best.equity):
                 break
-            if anc[a].dir != self.dir or anc[a].lane != self.lane:
-                self.cache_lane(anc[a].dir, anc[a].lane)
-            self.anchor_col = anc[a].col
-            self.last_anchor_col = anc[a].last
-            self.recursive_gen(anc[a].col, self.kwg.gaddag_root, anc[a].col, anc[a].col, 0, 1, 0)
+            n -= 1
+            anc[0] = anc[n]
+            anc[n] = top
+            _anchor_sift(anc, 0, n)
+            if top.dir != self.dir or top.lane != self.lane:
+                self.cache_lane(top.dir, top.lane)
+            self.anchor_col = top.col
+            self.last_anchor_col = top.last
+            self.recursive_gen(top.col, self.kwg.gaddag_root, top.col, top.col, 0, 1, 0)
 
     cdef void prepare_shadow(self) noexcept nogil:
         """Rack values sorted descending and the best leave term for each number of tiles played, for plays
@@ -902,7 +998,7 @@ cdef class MoveGen:
                 else:
                     if k == RACK_SIZE or (self.row_cs[i] & usable) == 0:
                         break
-                    if self.row_cross_word[i]:
+                    if ((self.cross_bits >> i) & 1):
                         touches = True
                     k += 1
                 i += 1
@@ -1005,7 +1101,7 @@ cdef class MoveGen:
                         val = self.scores[x] * self.row_lm[sq]
                         main += val
                         W *= self.row_wm[sq]
-                        if self.row_cross_word[sq]:
+                        if ((self.cross_bits >> sq) & 1):
                             cross += (self.row_csc[sq] + val) * self.row_wm[sq]
                 if not ok:
                     continue
@@ -1037,7 +1133,7 @@ cdef class MoveGen:
                 sq = left + b
                 self.strip[sq] = word[b] | 0x80
                 score -= self.scores[word[b]] * self.row_lm[sq] * \
-                    (W + (self.row_wm[sq] if self.row_cross_word[sq] else 0))
+                    (W + (self.row_wm[sq] if ((self.cross_bits >> sq) & 1) else 0))
         self.tiles_played = RACK_SIZE
         self.cur_mask = 0
         self.record_place(left, right, score)
@@ -1101,7 +1197,7 @@ cdef class MoveGen:
                     self.lane = lane
                     self.gen_lane()
         self.record_pass()
-        if self.record_mode == RECORD_BEST and self.has_best:
+        if (self.record_mode == RECORD_BEST or self.record_mode == RECORD_EG_BEST) and self.has_best:
             self.move_buf[0] = self.best
             self.n_moves = 1
         elif self.n_moves > 1 and self.do_sort and self.record_mode != RECORD_SMALL:
@@ -1208,6 +1304,14 @@ cdef class MoveGen:
                 if code == 0:
                     break
                 uses[0 if (code & 0x40) else <int> (code & 0x3F)] += 1
+
+    cdef void set_eg_value(self, int64_t mul, int64_t out, int64_t tile_pen, int64_t face_pen) noexcept nogil:
+        """The value RECORD_EG_BEST maximises: score * mul, + out for a play that uses the whole rack, - tile_pen
+        per tile placed, - face_pen per point of face value placed (blanks 0)."""
+        self.eg_mul = mul
+        self.eg_out = out
+        self.eg_tile_pen = tile_pen
+        self.eg_face_pen = face_pen
 
     cdef int gen_c(self, const uint8_t* rack, int bag_tiles, int opp_rack_value, int mode, int n,
                    bint sort) except -1 nogil:
