@@ -18,3 +18,13 @@ cdef inline bint ml_is_blanked(ml_t ml) noexcept nogil:
 
 cdef inline ml_t ml_unblank(ml_t ml) noexcept nogil:
     return ml & 0x7F
+
+cdef inline double binom(int n, int k) noexcept nogil:
+    """C(n, k) as a double (0 outside 0 <= k <= n): ways to draw k tiles of a letter the pool holds n of."""
+    cdef double r = 1.0
+    cdef int i
+    if k < 0 or k > n:
+        return 0.0
+    for i in range(k):
+        r = r * (n - i) / (i + 1)
+    return r

@@ -12,7 +12,7 @@ cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint64_t
 from libc.string cimport memset, memcpy
 
-from engine_cy.common cimport ml_t, equity_t, MAX_ALPHABET, RACK_SIZE, EQUITY_SCALE
+from engine_cy.common cimport ml_t, equity_t, MAX_ALPHABET, RACK_SIZE, EQUITY_SCALE, binom
 from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
@@ -32,16 +32,6 @@ cdef enum:
     MODE_PLACE = 0
     MODE_EXCHANGE = 1
     MAX_POOL = 256
-
-
-cdef double _choose(int n, int k) noexcept nogil:
-    cdef double r = 1.0
-    cdef int i
-    if k < 0 or k > n:
-        return 0.0
-    for i in range(k):
-        r = r * (n - i) / (i + 1)
-    return r
 
 
 def count_leaves(pool, int k):
@@ -70,7 +60,7 @@ cdef void _enum(const int* pool, int size, int ml, int left, uint8_t* cur, doubl
     top = pool[ml] if pool[ml] < left else left
     for c in range(top, -1, -1):
         cur[ml] = <uint8_t> c
-        _enum(pool, size, ml + 1, left - c, cur, w * _choose(pool[ml], c), out, weights, n)
+        _enum(pool, size, ml + 1, left - c, cur, w * binom(pool[ml], c), out, weights, n)
     cur[ml] = 0
 
 

@@ -16,7 +16,7 @@ cimport cython
 from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t, uint64_t, uint32_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
-from engine_cy.common cimport RACK_SIZE, MAX_ALPHABET
+from engine_cy.common cimport RACK_SIZE, MAX_ALPHABET, binom
 from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
@@ -215,16 +215,6 @@ cdef class LeaveGenWorker:
             ev[i] = self.equities[i]
             fv[i] = self.is_forced[i]
         return codes, eqs, forced, turns
-
-
-cdef inline double binom(int n, int k) noexcept nogil:
-    cdef double r = 1.0
-    cdef int i
-    if k < 0 or k > n:
-        return 0.0
-    for i in range(k):
-        r = r * (n - i) / (i + 1)
-    return r
 
 
 @cython.boundscheck(False)

@@ -239,6 +239,7 @@ cdef class MoveGen:
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil
+    cdef void fill_place(self, Move* m, int leftstrip, int rightstrip, int score) noexcept nogil
     cdef void exchanges(self) noexcept nogil
     cdef void record(self, Move* m) noexcept nogil
     cdef bint grow_small(self) noexcept nogil

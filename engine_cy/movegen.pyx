@@ -384,6 +384,24 @@ cdef class MoveGen:
         self.cap_small = cap
         return True
 
+    cdef inline void fill_place(self, Move* m, int leftstrip, int rightstrip, int score) noexcept nogil:
+        """A placement of the strip's tiles leftstrip..rightstrip, as found in the current lane (equity unset)."""
+        cdef int i
+        m.kind = MOVE_PLACE
+        m.score = score
+        m.n_tiles = <uint8_t> self.tiles_played
+        m.length = <uint8_t> (rightstrip - leftstrip + 1)
+        m.vertical = <uint8_t> self.dir
+        if self.dir == 0:
+            m.row = <uint8_t> self.lane
+            m.col = <uint8_t> leftstrip
+        else:
+            m.row = <uint8_t> leftstrip
+            m.col = <uint8_t> self.lane
+        for i in range(leftstrip, rightstrip + 1):
+            m.tiles[i - leftstrip] = self.strip[i]
+        m.leave_mask = self.cur_mask
+
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil:
         cdef Move tmp
         cdef Move* m
@@ -415,20 +433,7 @@ cdef class MoveGen:
             self.eg_best_value = value
             self.has_best = True
             m = &self.best
-            m.kind = MOVE_PLACE
-            m.score = score
-            m.n_tiles = <uint8_t> self.tiles_played
-            m.length = <uint8_t> (rightstrip - leftstrip + 1)
-            m.vertical = <uint8_t> self.dir
-            if self.dir == 0:
-                m.row = <uint8_t> self.lane
-                m.col = <uint8_t> leftstrip
-            else:
-                m.row = <uint8_t> leftstrip
-                m.col = <uint8_t> self.lane
-            for i in range(leftstrip, rightstrip + 1):
-                m.tiles[i - leftstrip] = self.strip[i]
-            m.leave_mask = self.cur_mask
+            self.fill_place(m, leftstrip, rightstrip, score)
             m.equity = 0
             return
         eq = self.equity_for(score, self.tiles_played, self.cur_mask)
@@ -441,20 +446,7 @@ cdef class MoveGen:
             m = &self.move_buf[self.n_moves]
         else:
             m = &tmp
-        m.kind = MOVE_PLACE
-        m.score = score
-        m.n_tiles = <uint8_t> self.tiles_played
-        m.length = <uint8_t> (rightstrip - leftstrip + 1)
-        m.vertical = <uint8_t> self.dir
-        if self.dir == 0:
-            m.row = <uint8_t> self.lane
-            m.col = <uint8_t> leftstrip
-        else:
-            m.row = <uint8_t> leftstrip
-            m.col = <uint8_t> self.lane
-        for i in range(leftstrip, rightstrip + 1):
-            m.tiles[i - leftstrip] = self.strip[i]
-        m.leave_mask = self.cur_mask
+        self.fill_place(m, leftstrip, rightstrip, score)
         m.equity = eq
         if self.board_empty:
             # opening placement penalty: vowels on the squares beside the DLS pairs
