@@ -476,9 +476,10 @@ class _Analyzer:
             return
         best_text = format_move(best.move, ld, pos.board)
         values: dict[str, int] = {best_text: res.value}
+        static = [(format_move(m.move, ld, pos.board), m) for m in gen[: o.endgame_candidates]]
         moves: dict[str, Move] = {}
-        for m in gen[: o.endgame_candidates]:
-            moves.setdefault(format_move(m.move, ld, pos.board), m.move)
+        for text, m in static:
+            moves.setdefault(text, m.move)
         if played_move is not None and played is not None:
             moves.setdefault(played, played_move)
         for text, mv in moves.items():
@@ -495,8 +496,7 @@ class _Analyzer:
         # timing: a top static play of that value (the first in the generator's order) is shown instead.
         shown = Candidate(best_text, best.score, value=res.value)
         if res.complete:
-            for m in gen[: o.endgame_candidates]:
-                text = format_move(m.move, ld, pos.board)
+            for text, m in static:
                 if values.get(text) == res.value:
                     shown = Candidate(text, m.score, value=res.value)
                     break

@@ -321,6 +321,23 @@ def _peg_context(spec: dict) -> _PegContext:
     return ctx
 
 
+def _cancel_quietly(client, futures) -> None:
+    """Cancel the tasks still out (a failure here changes nothing: the run is ending)."""
+    if futures:
+        try:
+            client.cancel(list(futures))
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _stop_quietly(client, run: str) -> None:
+    """Ask every worker to stop its tasks of this run (a worker gone: nothing of this run runs there)."""
+    try:
+        client.run(_stop_run, run)
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _stop_run(run: str) -> int:
     """Runs on each worker (client.run): stop the solve `run` now, in the tasks running and any to come."""
     with _W_LOCK:
@@ -511,19 +528,12 @@ class Dispatcher:
                             client.cancel(drop)
                 tick()
         finally:
-            if inflight:
-                try:
-                    client.cancel(list(inflight))
-                except Exception:  # noqa: BLE001
-                    pass
+            _cancel_quietly(client, inflight)
             if stopped():
                 self.stop_workers()
 
     def stop_workers(self) -> None:
-        try:
-            self.cluster.client.run(_stop_run, self.run)
-        except Exception:  # noqa: BLE001 (a worker gone: nothing of this solve runs there)
-            pass
+        _stop_quietly(self.cluster.client, self.run)
 
     def forget(self) -> None:
         try:
@@ -631,13 +641,6 @@ def run_autoplay_tasks(cluster: Cluster, bots: list[dict], games: int, seed: int
                     raise ClusterError(f"a self-play task failed on the cluster: {_one_line(exc)}") from None
                 on_games(res)
     finally:
-        if inflight:
-            try:
-                client.cancel(list(inflight))
-            except Exception:  # noqa: BLE001
-                pass
-        try:
-            client.run(_stop_run, run)
-        except Exception:  # noqa: BLE001
-            pass
+        _cancel_quietly(client, inflight)
+        _stop_quietly(client, run)
     return sent
