@@ -317,6 +317,15 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
     if trainer.rounds_done >= opts.rounds:
         print(f"{args.out}: {trainer.rounds_done} rounds already done (raise --rounds to train further)")
         return 0
+    cluster = None
+    fingerprint = None
+    if args.cluster:
+        from .cluster import Cluster, lexicon_fingerprint
+        from .engine import Engine
+
+        # the workers load the lexicon by name from their own data directories and check this fingerprint
+        fingerprint = lexicon_fingerprint(Engine(reg.settings), lex.name)
+        cluster = Cluster(args.cluster, data_dirs=[str(d) for d in reg.settings.data_dirs])
     stop = threading.Event()
     bar = None
     progress = None
@@ -341,10 +350,13 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
             print(fig.line(), flush=True)
 
     try:
-        done = run_interruptible(lambda: trainer.run(progress, on_round, stop.is_set), stop.set, "training")
+        done = run_interruptible(lambda: trainer.run(progress, on_round, stop.is_set, cluster=cluster,
+                                                     fingerprint=fingerprint), stop.set, "training")
     finally:
         if bar is not None:
             bar.stop()
+        if cluster is not None:
+            cluster.close()
     if not args.json:
         kept = trainer.rounds_done
         state = "stopped" if kept < opts.rounds else "done"
@@ -1098,7 +1110,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--rounds", type=int_in(1, 10_000), default=6, help="rounds in all (default 6)")
     tr.add_argument("--seed", type=_seed, default=0)
     tr.add_argument("--workers", type=int_in(1, 256), default=os.cpu_count() or 1,
-                    help="worker processes (default: every core)")
+                    help="worker processes (default: every core; not used with --cluster)")
+    tr.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="play each round's games on a running Dask scheduler (host:port) or a local cluster of N "
+                         "worker processes (needs the 'cluster' extra); the same leaves as in-process for a seed")
     tr.add_argument("--forced", type=_decimal_in(0.0, 8.0), default=0.25,
                     help="forced rare-leave racks evaluated per turn (0 to 8; default 0.25)")
     tr.add_argument("--prior", type=_decimal_in(0.0, 1e6), default=16.0,

@@ -17,7 +17,9 @@ Method (MAGPIE's leavegen idea, implemented anew; see README "Leave training"):
   older).
 * Each round writes round-NNN.klv2, its CSV, a counts file and state.json (written last); --resume continues
   after the last finished round. Game g of round r draws from a seed of (seed, r, g) only, so a run is the
-  same for any number of worker processes.
+  same for any number of worker processes, in-process or on a Dask cluster (--cluster: each round's games go
+  out as tasks carrying the lexicon's name and fingerprint, the round's values as scattered bytes, and never a
+  path; see macondo_server/cluster.py), and a run may be resumed on either.
 """
 
 from __future__ import annotations
@@ -243,6 +245,178 @@ def _worker_games(klv_path: str, forced_path: str | None, forced: float, round_s
     return np.concatenate(codes), np.concatenate(eqs), np.concatenate(flags), stop - start
 
 
+# ------------------------------------------------------------------ Dask tasks (--cluster)
+
+_W_GEN: dict[int, tuple] = {}      # worker thread -> (what its LeaveGenWorker plays, the LeaveGenWorker)
+
+
+def train_games_task(spec: dict, klv_data: bytes, forced_rows: np.ndarray | None, start: int,
+                     stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """Runs on a Dask worker: games start..stop-1 of a round, as _worker_games plays them. `spec`: the
+    lexicon's name and fingerprint (loaded once per worker process, checked, by cluster._worker_lexicon), the
+    SHA-256 of the round's values and forced leaves (a thread keeps its game worker while they are the same),
+    forced racks per turn, the round's seed, the run id (a stopped run's tasks end at the next game and
+    return None). klv_data and forced_rows arrive scattered, never as a path."""
+    import threading
+
+    from engine_cy.autoplay import game_seed
+    from engine_cy.klv import Klv
+    from engine_cy.leavegen import LeaveGenWorker
+
+    from .cluster import _W_STOPPED, _worker_lexicon
+    from .formats import new_board
+
+    run = spec["run"]
+    if run in _W_STOPPED:
+        return None
+    lex = _worker_lexicon(spec["lexicon"], spec["fingerprint"])
+    key = (spec["lexicon"], spec["fingerprint"], spec["klv_sha"], spec["forced_sha"], spec["forced"])
+    tid = threading.get_ident()
+    have = _W_GEN.get(tid)
+    if have is None or have[0] != key:
+        if hashlib.sha256(klv_data).hexdigest() != spec["klv_sha"]:
+            raise TrainError("the round's leave values arrived damaged")
+        gen = LeaveGenWorker(lex.kwg, Klv(klv_data), lex.ld, new_board(), forced_rows, float(spec["forced"]))
+        _W_GEN[tid] = have = (key, gen)
+    w = have[1]
+    codes, eqs, flags = [], [], []
+    for g in range(start, stop):
+        if run in _W_STOPPED:
+            return None
+        c, e, f, _turns = w.play(game_seed(int(spec["round_seed"]), g))
+        codes.append(c)
+        eqs.append(e)
+        flags.append(f)
+    return np.concatenate(codes), np.concatenate(eqs), np.concatenate(flags), stop - start
+
+
+# ------------------------------------------------------------------ where a round's games run
+
+
+class _LocalGames:
+    """A round's games on worker processes of this machine; the round's values reach them through files in
+    the run's folder (the workers' key includes the round's seed: the file names do not change)."""
+
+    def __init__(self, out: Path, kwg_bytes: bytes, ld_name: str, workers: int) -> None:
+        self.out = out
+        self.workers = workers
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                                        initializer=_worker_init, initargs=(kwg_bytes, ld_name))
+        self.args: tuple[str, str | None, float, int] = ("", None, 0.0, 0)
+
+    def slots(self) -> int:
+        return 3 * self.workers
+
+    def chunk(self, games: int) -> int:
+        return CHUNK_GAMES
+
+    def begin(self, klv: bytes, forced_rows: np.ndarray | None, forced: float, round_seed: int) -> None:
+        play_path = self.out / ".playing.klv2"
+        _write_atomic(play_path, klv)
+        forced_path = None
+        if forced_rows is not None:
+            forced_path = str(self.out / ".forced.npy")
+            with open(forced_path + ".tmp", "wb") as fh:
+                np.save(fh, forced_rows)
+            os.replace(forced_path + ".tmp", forced_path)
+        self.args = (str(play_path), forced_path, forced, round_seed)
+
+    def submit(self, start: int, stop: int) -> Any:
+        klv_path, forced_path, forced, round_seed = self.args
+        return self.pool.submit(_worker_games, klv_path, forced_path, forced, round_seed, start, stop)
+
+    def wait(self, pending: set, timeout: float) -> tuple[set, set]:
+        done, rest = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+        return set(done), set(rest)
+
+    def result(self, fut: Any) -> tuple | None:
+        return fut.result()
+
+    def cancel(self, pending: set) -> None:
+        for f in pending:
+            f.cancel()
+
+    def end(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _ClusterGames:
+    """A round's games as tasks on a Dask cluster (macondo_server/cluster.py's Cluster): the round's values
+    and forced leaves are scattered to every worker once per round; small batches so every worker thread
+    has work, two per thread in flight."""
+
+    def __init__(self, cluster: Any, lexicon: str, fingerprint: str) -> None:
+        from .cluster import _import_distributed, new_run_id
+
+        self.distributed = _import_distributed()
+        self.cluster = cluster
+        self.client = cluster.client
+        self.run = new_run_id()
+        self.base = {"lexicon": lexicon, "fingerprint": fingerprint, "run": self.run}
+        self.spec: dict = {}
+        self.data: list = []
+        self.seen = [time.monotonic(), 0.0]
+
+    def slots(self) -> int:
+        return 2 * self.cluster.nthreads()
+
+    def chunk(self, games: int) -> int:
+        return max(1, min(CHUNK_GAMES, games // (4 * self.slots())))
+
+    def begin(self, klv: bytes, forced_rows: np.ndarray | None, forced: float, round_seed: int) -> None:
+        from .cluster import ClusterError, _one_line
+
+        self.spec = dict(self.base, klv_sha=hashlib.sha256(klv).hexdigest(),
+                         forced_sha=hashlib.sha256(forced_rows.tobytes()).hexdigest()
+                         if forced_rows is not None else None, forced=forced, round_seed=round_seed)
+        try:
+            self.data = [self.client.scatter(klv, broadcast=True, hash=False),
+                         self.client.scatter(forced_rows, broadcast=True, hash=False)
+                         if forced_rows is not None else None]
+        except Exception as exc:  # noqa: BLE001 (a cluster gone: one line for the user)
+            raise ClusterError(f"cannot send the round's leave values to the cluster: {_one_line(exc)}") from None
+
+    def submit(self, start: int, stop: int) -> Any:
+        return self.client.submit(train_games_task, self.spec, self.data[0], self.data[1], start, stop,
+                                  pure=False, key=f"leavetrain-{self.run}-{self.spec['round_seed']}-{start}")
+
+    def wait(self, pending: set, timeout: float) -> tuple[set, set]:
+        self.cluster.watch_workers(self.seen)
+        try:
+            done = set(self.distributed.wait(list(pending), timeout=timeout, return_when="FIRST_COMPLETED").done)
+        except (self.distributed.TimeoutError, TimeoutError):
+            done = set()
+        return done, pending - done
+
+    def result(self, fut: Any) -> tuple | None:
+        from .cluster import ClusterError, _one_line
+
+        try:
+            return fut.result()
+        except ClusterError as exc:     # a worker whose lexicon differs: a set-up problem
+            raise ClusterError(str(exc), precondition=True) from None
+        except Exception as exc:  # noqa: BLE001 (a task failing on every worker tried)
+            raise ClusterError(f"a leave-training task failed on the cluster: {_one_line(exc)}") from None
+
+    def cancel(self, pending: set) -> None:
+        from .cluster import _cancel_quietly, _stop_quietly
+
+        _cancel_quietly(self.client, pending)
+        _stop_quietly(self.client, self.run)
+
+    def end(self) -> None:
+        from .cluster import _cancel_quietly
+
+        _cancel_quietly(self.client, [d for d in self.data if d is not None])
+        self.data = []
+
+    def close(self) -> None:
+        self.end()
+
+
 # ------------------------------------------------------------------ the run
 
 
@@ -336,81 +510,90 @@ class LeaveTrainer:
 
     def run(self, progress: Callable[[int, int, int], None] | None = None,
             on_round: Callable[[RoundFigures], None] | None = None,
-            stop: Callable[[], bool] | None = None) -> list[RoundFigures]:
+            stop: Callable[[], bool] | None = None, cluster: Any = None,
+            fingerprint: str | None = None) -> list[RoundFigures]:
         """Play the rounds not done yet. progress(round, games done, games) is called as chunks finish;
         on_round after each round is saved. stop() true ends the run after the round in progress is
-        abandoned (finished rounds are kept). Returns the figures of the rounds this call finished."""
+        abandoned (finished rounds are kept). With `cluster` (a cluster.Cluster) the games run as Dask tasks
+        on its workers, which load the lexicon by name and check its `fingerprint`
+        (cluster.lexicon_fingerprint); the rounds come out the same as in-process. Returns the figures of the
+        rounds this call finished."""
+        if cluster is not None and not fingerprint:
+            raise TrainError("training on a cluster needs the lexicon's fingerprint")
         self.out.mkdir(parents=True, exist_ok=True)
         space = self._space()
         values = self.current_values()
         finished: list[RoundFigures] = []
-        ctx = get_context("spawn")
-        kwg_bytes = bytes(np.asarray(self.lexicon.kwg.array).tobytes())
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_worker_init,
-                                 initargs=(kwg_bytes, self.lexicon.ld.name)) as pool:
-            try:
-                for r in range(self.rounds_done + 1, self.options.rounds + 1):
-                    fig, values = self._round(pool, space, r, values, progress, stop)
-                    if fig is None:
-                        break
-                    finished.append(fig)
-                    if on_round:
-                        on_round(fig)
-            except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+        games: _LocalGames | _ClusterGames
+        if cluster is not None:
+            games = _ClusterGames(cluster, self.lexicon.name, str(fingerprint))
+        else:
+            kwg_bytes = bytes(np.asarray(self.lexicon.kwg.array).tobytes())
+            games = _LocalGames(self.out, kwg_bytes, self.lexicon.ld.name, self.workers)
+        try:
+            for r in range(self.rounds_done + 1, self.options.rounds + 1):
+                fig, values = self._round(games, space, r, values, progress, stop)
+                if fig is None:
+                    break
+                finished.append(fig)
+                if on_round:
+                    on_round(fig)
+        finally:
+            games.close()
         return finished
 
-    def _round(self, pool: ProcessPoolExecutor, space: LeaveSpace, r: int, values: np.ndarray,
+    def _round(self, games: _LocalGames | _ClusterGames, space: LeaveSpace, r: int, values: np.ndarray,
                progress: Callable[[int, int, int], None] | None,
                stop: Callable[[], bool] | None) -> tuple[RoundFigures | None, np.ndarray]:
         t0 = time.perf_counter()
         opts = self.options
         # the values this round plays with, and the previous round's rare leaves to force
-        play_path = self.out / ".playing.klv2"
-        _write_atomic(play_path, space.klv2(values))
-        forced_path = None
+        forced_rows = None
         if r > 1 and opts.forced > 0:
             nobs = np.load(self.out / _round_name(r - 1, ".counts.npy"))
             rare = np.flatnonzero(nobs < max(opts.prior, 1.0))
             if rare.shape[0] > 0:
-                rows = np.full((rare.shape[0], RACK_SIZE), 0xFF, dtype=np.uint8)
+                forced_rows = np.full((rare.shape[0], RACK_SIZE), 0xFF, dtype=np.uint8)
                 for k, i in enumerate(rare):
                     w = space.leaves[i]
-                    rows[k, :len(w)] = list(w)
-                forced_path = str(self.out / ".forced.npy")
-                with open(forced_path + ".tmp", "wb") as fh:
-                    np.save(fh, rows)
-                os.replace(forced_path + ".tmp", forced_path)
+                    forced_rows[k, :len(w)] = list(w)
         round_seed = _round_seed(opts.seed, r)
-        chunks = [(s, min(s + CHUNK_GAMES, opts.games)) for s in range(0, opts.games, CHUNK_GAMES)]
-        results: dict[int, tuple] = {}
-        pending = set()
+        games.begin(space.klv2(values), forced_rows, opts.forced, round_seed)
+        size = games.chunk(opts.games)
+        chunks = [(s, min(s + size, opts.games)) for s in range(0, opts.games, size)]
+        results: list[tuple] = []
+        pending: set = set()
         it = iter(chunks)
         done_games = 0
         # keep a few chunks queued per worker so a stop does not wait for the whole round
-        for _ in range(min(len(chunks), 3 * self.workers)):
-            s, e = next(it)
-            pending.add(pool.submit(_worker_games, str(play_path), forced_path, opts.forced, round_seed, s, e))
-        while pending:
-            if stop is not None and stop():
-                for f in pending:
-                    f.cancel()
-                return None, values
-            done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-            for f in done:
-                codes, eqs, flags, n = f.result()
-                results[len(results)] = (codes, eqs, flags)
-                done_games += n
-                nxt = next(it, None)
-                if nxt is not None:
-                    fut = pool.submit(_worker_games, str(play_path), forced_path, opts.forced, round_seed, *nxt)
-                    pending.add(fut)
-            if progress:
-                progress(r, done_games, opts.games)
-        codes = np.concatenate([v[0] for v in results.values()])
-        eqs = np.concatenate([v[1] for v in results.values()]).astype(np.int64)
-        flags = np.concatenate([v[2] for v in results.values()])
+        for _ in range(min(len(chunks), games.slots())):
+            pending.add(games.submit(*next(it)))
+        try:
+            while pending:
+                if stop is not None and stop():
+                    games.cancel(pending)
+                    return None, values
+                done, pending = games.wait(pending, 0.25)
+                for f in done:
+                    res = games.result(f)
+                    if res is None:          # a task that saw a stop of this run: only after a stop
+                        raise TrainError("a leave-training task was stopped before the run was")
+                    codes, eqs, flags, n = res
+                    results.append((codes, eqs, flags))
+                    done_games += n
+                    nxt = next(it, None)
+                    if nxt is not None:
+                        pending.add(games.submit(*nxt))
+                if progress:
+                    progress(r, done_games, opts.games)
+        except BaseException:
+            games.cancel(pending)
+            raise
+        finally:
+            games.end()
+        codes = np.concatenate([v[0] for v in results])
+        eqs = np.concatenate([v[1] for v in results]).astype(np.int64)
+        flags = np.concatenate([v[2] for v in results])
         order = np.lexsort((eqs, codes))          # a canonical order, whatever order the chunks finished in
         codes, eqs = codes[order], eqs[order]
         fit_codes, fit_eqs = [codes], [eqs]

@@ -118,19 +118,19 @@ def test_exhaustive_matches_brute_force(engine, nwl):
         assert true_leave in got       # the static bot played its best: its rack is consistent
 
 
-def test_self_play_true_leave_far_above_prior(engine, nwl):
+def _true_leave_ratios(engine, nwl, count: int) -> list[float]:
     """Positions from self-play with a known rack where the play reveals its leave: the static bot kept 4
     tiles and gave up at least 8 points of score for them. The inferrer sees only the board after the play,
-    the play and its own rack. The true leave is always among the consistent ones (a static bot plays its
-    best) and gets many times its prior probability (in this seeded set: ratios 2.1 to 68, median ~7)."""
+    the play and its own rack. The true leave must be among the consistent ones (a static bot plays its
+    best); returns its posterior / prior in each of the first `count` such positions of the seeded games."""
     def reveals(g, b, p) -> bool:
         if not (b.move.kind == "place" and b.tiles_played == 3 and g.history_length >= 2 and g.bag_size > 10):
             return False
         return engine.generate(p, sort="score", n=1).moves[0].score - b.score >= 8
 
-    ratios = []
+    ratios: list[float] = []
     seed = 100
-    while len(ratios) < 8 and seed < 200:
+    while len(ratios) < count and seed < 200:
         seed += 1
         found = _self_play(engine, nwl, seed, reveals)
         if not found:
@@ -146,8 +146,22 @@ def test_self_play_true_leave_far_above_prior(engine, nwl):
         assert true_leave in by, (seed, res.play)
         v = by[true_leave]
         ratios.append(v.posterior / v.prior)
-    assert len(ratios) == 8
-    ratios.sort()
+    assert len(ratios) == count
+    return ratios
+
+
+def test_self_play_true_leave_above_prior(engine, nwl):
+    """The default run's check: the first three such positions (ratios 2.1, 4.9, 27; the slow test below
+    takes eight)."""
+    ratios = sorted(_true_leave_ratios(engine, nwl, 3))
+    assert ratios[0] > 1.5 and ratios[-1] >= 5, ratios
+
+
+@pytest.mark.slow
+def test_self_play_true_leave_far_above_prior(engine, nwl):
+    """Eight positions: the true leave always gets more than its prior and many times it in the middle of
+    the set (in this seeded set: ratios 2.1 to 68, median ~7)."""
+    ratios = sorted(_true_leave_ratios(engine, nwl, 8))
     assert ratios[0] > 1.5, ratios
     assert ratios[len(ratios) // 2] >= 5, ratios
 

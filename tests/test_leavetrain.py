@@ -60,6 +60,15 @@ def _trainer(lex, out: Path, rounds: int, workers: int = 1, resume: bool = False
     return LeaveTrainer(lex, opts, out, workers=workers, resume=resume)
 
 
+@pytest.fixture(scope="module")
+def reference_run(scowl, tmp_path_factory):
+    """Two tiny rounds straight through with one worker process, in-process (run once per module): the
+    folder and the rounds' figures."""
+    out = tmp_path_factory.mktemp("reference") / "a"
+    figures = _trainer(scowl, out, rounds=2).run()
+    return out, figures
+
+
 # ------------------------------------------------------------------ the C parts
 
 
@@ -164,11 +173,10 @@ def _check_valid_run(out: Path, figures) -> None:
     assert [r["round"] for r in state["rounds"]] == [1, 2]
 
 
-def test_deterministic_and_resumable_across_stops_and_workers(scowl, tmp_path):
+def test_deterministic_and_resumable_across_stops_and_workers(scowl, reference_run, tmp_path):
     """Two rounds straight with one worker == one round, a stop in the middle of round 2, then --resume with
     two workers: round 1 is not redone and round 2 comes out byte for byte the same."""
-    a = tmp_path / "a"
-    figures = _trainer(scowl, a, rounds=2).run()
+    a, figures = reference_run
     _check_valid_run(a, figures)
     b = tmp_path / "b"
     seen = []
@@ -234,7 +242,9 @@ def _cli(*argv: str, env_dir: Path | None = None) -> subprocess.CompletedProcess
                           timeout=300, cwd=ROOT)
 
 
-def test_cli_train_and_errors(tmp_path):
+def test_cli_train_and_errors(tmp_path, capsys):
+    from macondo_server import cli
+
     out = tmp_path / "run"
     r = _cli("leaves", "train", "--out", str(out), "--games", "10", "--rounds", "1", "--workers", "1", "--json")
     assert r.returncode == 0, r.stderr
@@ -258,11 +268,132 @@ def test_cli_train_and_errors(tmp_path):
         (["--out", str(out), "--rounds", "3"], "already holds a training run"),
         (["--out", str(tmp_path / "none"), "--resume"], "holds no training run"),
     ]
-    for argv, needle in cases:
-        r = _cli("leaves", "train", "--workers", "1", *argv)
-        assert r.returncode == 1, (argv, r.stdout, r.stderr)
-        assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, (argv, r.stderr)
-        assert "Traceback" not in r.stderr
+    for argv, needle in cases:       # in this process (a process each would cost seconds)
+        try:
+            code = cli.main(["leaves", "train", "--workers", "1", *argv])
+        except SystemExit as exc:      # the parser's errors
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 1, (argv, err)
+        assert needle in err and len(err.strip().splitlines()) == 1, (argv, err)
+        assert "Traceback" not in err
+
+
+# ------------------------------------------------------------------ on a Dask cluster (--cluster)
+
+
+def _spec(klv: bytes, rows: np.ndarray | None, run: str) -> dict:
+    import hashlib
+
+    from macondo_server.cluster import lexicon_fingerprint
+    from macondo_server.engine import Engine
+
+    return {"lexicon": "SCOWL70", "fingerprint": lexicon_fingerprint(Engine(), "SCOWL70"),
+            "klv_sha": hashlib.sha256(klv).hexdigest(),
+            "forced_sha": hashlib.sha256(rows.tobytes()).hexdigest() if rows is not None else None,
+            "forced": 0.5, "round_seed": 4242, "run": run}
+
+
+def test_cluster_task_plays_the_same_games_as_a_local_worker(tmp_path):
+    """The Dask task, run here without a cluster: it loads the lexicon by name and fingerprint, takes the
+    round's values and forced leaves as data, and records the same racks and equities as the in-process
+    worker for the same games, however the games are split; a stopped run's task returns nothing; damaged
+    values and another lexicon are refused."""
+    import uuid
+
+    from macondo_server import cluster as cluster_mod
+    from macondo_server.cluster import ClusterError
+    from macondo_server.leavetrain import _worker_games, _worker_init, train_games_task
+
+    lex = LexiconRegistry(Settings.load()).get("SCOWL70")
+    space = leave_space(LD)
+    klv = space.klv2(np.round(np.random.default_rng(3).normal(0, 5, space.n), 3))
+    rows = np.full((2, 7), 0xFF, dtype=np.uint8)
+    rows[0, :2] = list(ml("QZ"))
+    rows[1, :1] = list(ml("X"))
+    (tmp_path / "v.klv2").write_bytes(klv)
+    np.save(tmp_path / "f.npy", rows)
+    _worker_init(np.asarray(lex.kwg.array).tobytes(), "english", ignore_sigint=False)
+    want = _worker_games(str(tmp_path / "v.klv2"), str(tmp_path / "f.npy"), 0.5, 4242, 3, 7)
+    assert want[2].sum() > 0          # forced racks were evaluated
+    spec = _spec(klv, rows, f"test-{uuid.uuid4().hex}")
+    got = train_games_task(spec, klv, rows, 3, 7)
+    assert got is not None and got[3] == want[3] == 4
+    for x, y in zip(got[:3], want[:3], strict=True):
+        assert np.array_equal(x, y)
+    halves = [train_games_task(spec, klv, rows, 3, 5), train_games_task(spec, klv, rows, 5, 7)]
+    for k in range(3):
+        assert np.array_equal(np.concatenate([h[k] for h in halves]), want[k])   # type: ignore[index]
+    with pytest.raises(TrainError, match="damaged"):
+        train_games_task(dict(spec, klv_sha="0" * 64), klv, rows, 0, 1)
+    with pytest.raises(ClusterError, match="lexicon mismatch"):
+        train_games_task(dict(spec, fingerprint="0" * 16), klv, rows, 0, 1)
+    cluster_mod._stop_run(spec["run"])
+    assert train_games_task(spec, klv, rows, 0, 1) is None
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])     # nothing listens there once closed
+
+
+def test_cli_cluster_errors(tmp_path, monkeypatch, capsys):
+    """A bad --cluster and no Dask installed: one clear line each, exit 1, and no round written (a scheduler
+    nobody runs: in the slow test, it waits for the connection timeout)."""
+    from macondo_server import cli
+
+    for spec, needle in (("local:0", "local:N needs N from 1"), ("not a host", "not a scheduler address")):
+        out = tmp_path / "run"
+        code = cli.main(["leaves", "train", "--out", str(out), "--games", "4", "--rounds", "1", "--cluster", spec])
+        err = capsys.readouterr().err
+        assert code == 1 and needle in err and len(err.strip().splitlines()) == 1, (spec, err)
+        assert not (out / "state.json").exists()
+    monkeypatch.setitem(sys.modules, "distributed", None)        # as without the cluster extra
+    code = cli.main(["leaves", "train", "--out", str(tmp_path / "run"), "--games", "4", "--cluster", "local:2"])
+    err = capsys.readouterr().err
+    assert code == 1 and "--cluster needs Dask: install the optional extra" in err, err
+
+
+@pytest.mark.slow
+def test_cluster_training_same_as_in_process_with_stop_and_resume(scowl, reference_run, tmp_path):
+    """Two tiny rounds on a LocalCluster of two worker processes, stopped in round 2, then resumed through
+    the CLI on a new local cluster: round 1 is kept, and both rounds are byte for byte the in-process
+    run's; both workers played, each loading the lexicon once."""
+    pytest.importorskip("distributed")
+    from macondo_server import cluster as cluster_mod
+    from macondo_server.cluster import Cluster, lexicon_fingerprint
+    from macondo_server.engine import Engine
+
+    a, figures = reference_run
+    engine = Engine(Settings.load())
+    b = tmp_path / "b"
+    seen: list[tuple[int, int]] = []
+    with Cluster("local:2", data_dirs=[str(d) for d in engine.settings.data_dirs]) as cl:
+        figs = _trainer(scowl, b, rounds=2).run(lambda r, done, total: seen.append((r, done)),
+                                                stop=lambda: any(r == 2 for r, _ in seen), cluster=cl,
+                                                fingerprint=lexicon_fingerprint(engine, "SCOWL70"))
+        stats = cl.client.run(cluster_mod._worker_stats)
+    assert [f.round for f in figs] == [1]
+    assert (figs[0].racks, figs[0].distinct_racks, figs[0].change_rms) == \
+        (figures[0].racks, figures[0].distinct_racks, figures[0].change_rms)
+    assert (b / "round-001.klv2").read_bytes() == (a / "round-001.klv2").read_bytes()
+    assert not (b / "round-002.klv2").exists()
+    assert max(d for r, d in seen if r == 1) == 24 and len({d for r, d in seen if r == 1}) > 3
+    assert sorted(v["lexicon_loads"] for v in stats.values()) == [1, 1]
+    r = _cli("leaves", "train", "--out", str(b), "--games", "24", "--rounds", "2", "--seed", "7", "--forced", "0.5",
+             "--prior", "4", "--resume", "--cluster", "local:2")
+    assert r.returncode == 0, r.stderr
+    assert "round 2:" in r.stdout and "round 1:" not in r.stdout and "done: 2 of 2 rounds" in r.stdout
+    assert (b / "round-002.klv2").read_bytes() == (a / "round-002.klv2").read_bytes()
+    assert (b / "SCOWL70.csv").read_bytes() == (a / "SCOWL70.csv").read_bytes()
+    port = _closed_port()
+    r = _cli("leaves", "train", "--out", str(tmp_path / "c"), "--games", "4", "--cluster", f"127.0.0.1:{port}")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"cannot reach the Dask scheduler at 127.0.0.1:{port}" in r.stderr
+    assert not (tmp_path / "c" / "state.json").exists()
 
 
 # ------------------------------------------------------------------ leave files refused
