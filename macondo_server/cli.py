@@ -295,6 +295,21 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _children_ignore_ctrl_c():
+    """Processes started inside (a local cluster's workers) ignore SIGINT: a Ctrl-C at the terminal reaches
+    the whole process group, and the stop is this process's to make (it cancels their tasks); without this
+    the workers die with a traceback each. Ctrl-C is ignored here meanwhile (the cluster's start)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def cmd_leaves_train(args: argparse.Namespace) -> int:
     from .leavetrain import LeaveTrainer, TrainOptions
     from .lexicon import load_klv
@@ -325,7 +340,8 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
 
         # the workers load the lexicon by name from their own data directories and check this fingerprint
         fingerprint = lexicon_fingerprint(Engine(reg.settings), lex.name)
-        cluster = Cluster(args.cluster, data_dirs=[str(d) for d in reg.settings.data_dirs])
+        with _children_ignore_ctrl_c():
+            cluster = Cluster(args.cluster, data_dirs=[str(d) for d in reg.settings.data_dirs])
     stop = threading.Event()
     bar = None
     progress = None
