@@ -6,7 +6,8 @@
 3. fit SCOWL70.winpct.csv beside it with scripts/make_winpct.py (static bots with those leaves), the method of
    the default winpct.csv.
 
-Run: .venv/bin/python scripts/train_leaves.py [--workers 2] [--out /tmp/scowl70-leaves]
+Run: .venv/bin/python scripts/train_leaves.py [--workers 2 | --cluster ADDRESS|local:N] [--out /tmp/scowl70-leaves]
+(the leaves are the same bytes in-process or on a cluster; the win table is fitted on this machine)
 The figures of the shipped run are in the README (Leave training).
 """
 
@@ -29,12 +30,15 @@ WINPCT = ["--games", "20000", "--seed", "2026"]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--cluster", help="train on a Dask scheduler (host:port) or local:N worker processes")
     ap.add_argument("--out", default="/tmp/scowl70-leaves", help="the training run's folder")
     ap.add_argument("--skip-winpct", action="store_true")
     args = ap.parse_args()
     out = Path(args.out)
     cmd = [sys.executable, "-m", "macondo_server", "leaves", "train", "--lexicon", LEXICON, "--out", str(out),
            "--workers", str(args.workers), *TRAIN]
+    if args.cluster:
+        cmd += ["--cluster", args.cluster]
     if (out / "state.json").is_file():
         cmd.append("--resume")
     print(" ".join(cmd), flush=True)
