@@ -258,7 +258,8 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
         from .cluster import Cluster
 
         sources = bot_sources(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2)
-        cluster = Cluster(args.cluster, data_dirs=[str(d) for d in engine.settings.data_dirs])
+        with _children_ignore_ctrl_c():
+            cluster = Cluster(args.cluster, data_dirs=[str(d) for d in engine.settings.data_dirs])
     progress = None
     bar = None
     if not args.json and sys.stderr.isatty():
@@ -555,7 +556,8 @@ def _peg_resources(args: argparse.Namespace):
         if args.cluster and not args.eventuality:
             from .cluster import Cluster
 
-            cluster = Cluster(args.cluster, data_dirs=[str(d) for d in Settings.load(args.data_dir).data_dirs])
+            with _children_ignore_ctrl_c():
+                cluster = Cluster(args.cluster, data_dirs=[str(d) for d in Settings.load(args.data_dir).data_dirs])
         yield cluster, store
     finally:
         if cluster is not None:
