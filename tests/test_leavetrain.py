@@ -1,6 +1,8 @@
 """Leave training (macondo leaves train) and leave-file checks: valid output that round-trips, determinism per
-seed and across worker counts, stop and resume without losing or redoing rounds, refused options and files,
-mismatched KLV2 refused everywhere it is loaded, per-lexicon win tables."""
+seed and across worker counts, stop and resume without losing or redoing rounds, the same bytes on a Dask
+cluster (the task function in the default run; a LocalCluster of two workers with a stop and a CLI resume in
+the slow one), refused options and files, mismatched KLV2 refused everywhere it is loaded, per-lexicon win
+tables."""
 
 from __future__ import annotations
 
