@@ -572,6 +572,7 @@ class PegJob:
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     self.stop()
+                self._flush_checkpoint()   # at most once a second: a killed solve loses at most that
                 if progress is not None and now - self._last_progress >= interval:
                     self._last_progress = now
                     progress(self.snapshot(final=False))
