@@ -5,17 +5,20 @@
             efficiency T(in-process, 1 thread) / (n x T(n)), tasks, and the distribution of item (play x draw
             group) and task durations on the workers.
   overhead  in-process with 2 threads against local:2 on one solve (default: the 1-in-the-bag ONYX case at
-            2 plies; --pnd: 2L P.ND at 4 plies, the issue's comparison, ~15 min per run on an idle 2-core machine).
+            2 plies; --pnd: 2L P.ND at 4 plies, the issue's comparison, ~11 min per solve on an idle 2-core
+            machine, so ~25 min a round): wall and CPU seconds (the cluster's: worker, nanny and client
+            processes), endgame search nodes, overhead in %; --rounds N interleaves N rounds (medians).
   project   times a random sample of (play x draw group) items of a 3-in-the-bag position, each solved alone on
             one core with a cap, and projects the whole solve onto 16, 64 and 256 cores (assumptions printed).
 
-Run: .venv/bin/python bench/cluster.py scaling [--workers 2] | overhead [--pnd] | project [--sample 40 --cap 20]
+Run: .venv/bin/python bench/cluster.py scaling [--workers 2] | overhead [--pnd] [--rounds N] | project [--sample 40 --cap 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import time
@@ -79,12 +82,12 @@ def scaling(engine, args) -> None:
     for n in range(1, args.workers + 1):
         with Cluster(f"local:{n}", data_dirs=[str(d) for d in engine.settings.data_dirs]) as cl:
             _solve(engine, c["cgp"], opts, 1, cl)          # warm-up: worker lexicon loads and first tables
-            before = cl.client.run(time.process_time)
+            before = _tree_cpu()
             here = time.process_time()
             res, tn, job = _solve(engine, c["cgp"], opts, 1, cl)
             here = time.process_time() - here
-            after = cl.client.run(time.process_time)
-            cpu_w = sum(after[k] - before[k] for k in after)
+            after = _tree_cpu()
+            cpu_w = sum(after[k] - before.get(k, 0.0) for k in after)
         same = _signature(res) == _signature(ref)
         d = job._dispatch.stats.durations if job._dispatch else []
         eff = t1 / (n * tn)
@@ -92,7 +95,7 @@ def scaling(engine, args) -> None:
         print(f"local:{n}: {tn:.2f} s, {res.endgames} endgames, {res.endgames / tn:.0f} endgames/s, "
               f"efficiency {eff:.2f}, tasks {rows[-1][4]}, identical result {same}")
         print(f"   item durations on the workers: {_dist(d)}")
-        print(f"   CPU seconds: workers {cpu_w:.2f}, client {here:.2f}; CPU efficiency (in-process CPU / cluster "
+        print(f"   CPU seconds: workers and nannies {cpu_w:.2f}, client and scheduler {here:.2f}; CPU efficiency (in-process CPU / cluster "
               f"CPU) {cpu1 / (cpu_w + here):.2f}; a machine with {n} free cores would take about "
               f"{max(cpu_w / n, here):.2f} s")
     print("\n| workers | seconds | endgames/s | parallel efficiency | tasks | identical |")
@@ -102,29 +105,64 @@ def scaling(engine, args) -> None:
         print(f"| local:{n} | {tn:.2f} | {rate:.0f} | {eff:.2f} | {tasks} | {same} |")
 
 
+def _tree_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of every process below this one (the local cluster's nannies and workers)."""
+    import psutil
+
+    out = {}
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            t = proc.cpu_times()
+            out[proc.pid] = t.user + t.system
+        except psutil.Error:
+            pass
+    return out
+
+
 def overhead(engine, args) -> None:
+    """In-process with 2 threads against local:2 on one solve: wall, CPU (this process; the cluster's worker
+    and nanny processes), endgame search nodes, and the overhead in %."""
     if args.pnd:
         c = _case("peg-doc1-pond-nwl20")
         opts = dict(endgame_plies=4, only_solve=["2L P.ND"])
     else:
         c = _case(args.case)
         opts = json.loads(args.opts)
-    cpu = time.process_time()
-    a, ta, ja = _solve(engine, c["cgp"], opts, 2)
-    cpu_a = time.process_time() - cpu
+    if args.private_tables:
+        os.environ["MACONDO_CLUSTER_SHARED_TT"] = "0"
+    print(f"{c['id']} {opts}, {args.rounds} round(s); load average now {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores")
+    rows = []
     with Cluster("local:2", data_dirs=[str(d) for d in engine.settings.data_dirs]) as cl:
-        if not args.pnd:
-            _solve(engine, c["cgp"], opts, 1, cl)   # warm-up (the P.ND run is long enough to carry its own)
-        before = cl.client.run(time.process_time)
-        cpu = time.process_time()
-        b, tb, jb = _solve(engine, c["cgp"], opts, 1, cl)
-        cpu_b = time.process_time() - cpu
-        after = cl.client.run(time.process_time)
-        cpu_w = sum(after[k] - before[k] for k in after)
-    print(f"{c['id']} {opts}: in-process 2 threads {ta:.2f} s ({cpu_a:.2f} CPU s, {a.endgames} endgames); "
-          f"local:2 {tb:.2f} s (workers {cpu_w:.2f} + client {cpu_b:.2f} CPU s, {b.endgames} endgames); "
-          f"wall overhead {100 * (tb / ta - 1):+.1f}%, CPU overhead {100 * ((cpu_w + cpu_b) / cpu_a - 1):+.1f}%; "
-          f"identical {_signature(a) == _signature(b)}; endgame search nodes {ja.nodes()} / {jb.nodes()}")
+        # warm-up: the workers load the lexicon (the in-process engine has it loaded before the clock starts)
+        _solve(engine, c["cgp"], {**opts, "endgame_plies": 1}, 1, cl)
+        for _ in range(args.rounds):
+            cpu = time.process_time()
+            a, ta, ja = _solve(engine, c["cgp"], opts, 2)
+            cpu_a = time.process_time() - cpu
+            before = _tree_cpu()
+            cpu = time.process_time()
+            b, tb, jb = _solve(engine, c["cgp"], opts, 1, cl)
+            cpu_b = time.process_time() - cpu
+            after = _tree_cpu()
+            cpu_w = sum(after[k] - before.get(k, 0.0) for k in after)
+            same = _signature(a) == _signature(b)
+            rows.append((ta, cpu_a, ja.nodes(), tb, cpu_w, cpu_b, jb.nodes(), same, jb))
+            print(f"  in-process 2 threads {ta:.2f} s ({cpu_a:.2f} CPU s, {ja.nodes():,} nodes); local:2 {tb:.2f} s "
+                  f"(workers and nannies {cpu_w:.2f} + client and scheduler {cpu_b:.2f} CPU s, {jb.nodes():,} "
+                  f"nodes, {jb._dispatch.stats.tasks if jb._dispatch else 0} tasks); identical {same}")
+    ta = statistics.median(r[0] for r in rows)
+    tb = statistics.median(r[3] for r in rows)
+    ca = statistics.median(r[1] for r in rows)
+    cb = statistics.median(r[4] + r[5] for r in rows)
+    d = rows[-1][8]._dispatch.stats.durations if rows[-1][8]._dispatch else []
+    print(f"   item durations on the workers (last round): {_dist(d)}")
+    print("\n| run | wall s | CPU s | endgame nodes | identical |")
+    print("|---|---|---|---|---|")
+    print(f"| in-process, 2 threads | {ta:.2f} | {ca:.2f} | {rows[-1][2]:,} | - |")
+    print(f"| local:2 | {tb:.2f} | {cb:.2f} | {rows[-1][6]:,} | {all(r[7] for r in rows)} |")
+    print(f"\nwall overhead {100 * (tb / ta - 1):+.1f}% (the issue's bound: +15%), CPU overhead {100 * (cb / ca - 1):+.1f}%"
+          f"{' (medians of ' + str(len(rows)) + ' interleaved rounds)' if len(rows) > 1 else ''}")
 
 
 def project(engine, args) -> None:
@@ -175,6 +213,9 @@ def main() -> None:
     ap.add_argument("--case", default="peg-onyx-nwl20")
     ap.add_argument("--opts", default='{"endgame_plies": 2}', help="PegOptions as JSON")
     ap.add_argument("--pnd", action="store_true", help="overhead: 2L P.ND at 4 plies (long)")
+    ap.add_argument("--rounds", type=int, default=1, help="overhead: interleaved rounds (medians)")
+    ap.add_argument("--private-tables", action="store_true",
+                    help="overhead: one transposition table per worker process (the default shares one per machine)")
     ap.add_argument("--plies", type=int, default=4, help="project: endgame plies")
     ap.add_argument("--max-tiles-left", type=int, default=1, help="project: the candidate filter (as peg)")
     ap.add_argument("--sample", type=int, default=40, help="project: items timed")

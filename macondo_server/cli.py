@@ -755,12 +755,23 @@ def cmd_bots(args: argparse.Namespace) -> int:
         kind = text.partition(":")[0].strip()
         if kind not in ("static", "sim"):
             raise CliError(f"unknown strategy {text!r} (available: static, sim[:iterations=N,plies=P,...])")
+    if args.cluster:
+        from .cluster import parse_cluster_spec
+
+        if parse_cluster_spec(args.cluster)[0] == "address" and not args.server:
+            raise CliError("bots --cluster ADDRESS needs --server (an engine server its workers can reach; "
+                           "without one, a server of this process on 127.0.0.1 serves local:N only)")
     try:
         with contextlib.ExitStack() as stack:
             first = stack.enter_context(connect(args.server, args.data_dir))
             second = stack.enter_context(connect(args.server2)) if args.server2 else first
+            cluster = None
+            if args.cluster:
+                from .cluster import Cluster
+
+                cluster = stack.enter_context(Cluster(args.cluster))
             return main_bots(first, second, args.strategy1, args.strategy2, args.games, args.seed,
-                             args.lexicon or "", args.gcg_dir, args.json)
+                             args.lexicon or "", args.gcg_dir, args.json, cluster=cluster)
     except MacondoError as exc:
         raise CliError(exc.message) from None
 
@@ -1114,6 +1125,9 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--lexicon", help="lexicon of the games (default: the server's)")
     bt.add_argument("--gcg-dir", help="write each game as GCG into this directory")
     bt.add_argument("--json", action="store_true")
+    bt.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="play the games on a Dask scheduler's workers or N local worker processes (the same "
+                         "games as without; needs the cluster extra)")
     bt.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
     bt.set_defaults(func=cmd_bots)
 

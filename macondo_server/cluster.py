@@ -32,6 +32,13 @@ CONNECT_TIMEOUT = 10.0       # seconds to reach a scheduler and see a worker
 MAX_LOCAL_WORKERS = 256
 CONTEXTS_PER_WORKER = 2      # solves whose state a worker process keeps (the oldest goes first)
 NO_WORKERS_SECONDS = 60.0    # a solve with work in flight and no worker for this long fails (never hangs)
+# Dask settings of the local cluster's scheduler and workers. By default each worker's statistical profiler
+# samples its threads 100 times a second and the event loops wake 50 times a second to time themselves:
+# about 35 ms of CPU a second per worker process and as much in the scheduler, taken from the solver's
+# cores (measured idle on local:2: 0.67 CPU s per worker in 20 s, 0.14 with these). Workers started with
+# `dask worker` read the same settings from DASK_* variables (see the README).
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+                 "distributed.admin.system-monitor.interval": "5s"}
 
 
 class ClusterError(OSError):
@@ -94,17 +101,19 @@ class Cluster:
         self._lock = threading.Lock()
         try:
             if kind == "local":
+                import dask
+
                 env = {"MACONDO_DATA_DIR": os.pathsep.join(str(d) for d in data_dirs)} if data_dirs else {}
-                # the worker's statistical profiler samples every thread 100 times a second: CPU the solver needs
-                env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
                 for name in ("MACONDO_CACHE_DIR",):
                     if os.environ.get(name):
                         env[name] = os.environ[name]
                 # one thread per process: the solver releases the GIL, but processes keep one worker's crash
-                # from taking the others down, and N processes use N cores
-                self.local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                                      dashboard_address=":0", silence_logs=40, env=env,
-                                                      worker_dashboard_address=None)
+                # from taking the others down, and N processes use N cores. The workers get this process's
+                # Dask settings (an env variable set for them is read too late) with QUIET_WORKERS
+                with dask.config.set(QUIET_WORKERS):
+                    self.local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
+                                                          dashboard_address=":0", silence_logs=40, env=env,
+                                                          worker_dashboard_address=None)
                 self.client = distributed.Client(self.local, timeout=timeout)
             else:
                 self.client = distributed.Client(value, timeout=timeout)
@@ -261,9 +270,84 @@ def _worker_lexicon(name: str, fingerprint: str):
         return lex
 
 
+SHM_DIR = "/dev/shm"           # where the worker processes of one machine share a solve's table
+_RUN_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _shm_prefix() -> str:
+    return f"macondo-tt-{os.getuid()}-"
+
+
+def _sweep_shared_tables(keep: set[str]) -> None:
+    """Remove the shared table files of this user that no process maps any more (a client that died never
+    asked its workers to forget its solve): a file is in use while a process holds a shared lock on it."""
+    import fcntl
+
+    try:
+        names = [n for n in os.listdir(SHM_DIR) if n.startswith(_shm_prefix())]
+    except OSError:
+        return
+    for name in names:
+        if name[len(_shm_prefix()):] in keep:
+            continue
+        path = os.path.join(SHM_DIR, name)
+        try:
+            if time.time() - os.stat(path).st_mtime < 60:
+                continue   # being created: its creator may not hold its lock yet
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+class _SharedTT:
+    """The solve's transposition table in a file every worker process of this machine maps (see
+    engine_cy.sharedtt): the processes share entries as in-process threads do. A shared lock on the file
+    marks it in use (for the sweep)."""
+
+    def __init__(self, tt, run: str, megabytes: int) -> None:
+        import fcntl
+
+        from engine_cy.sharedtt import SharedTable, table_bytes
+
+        self.path = os.path.join(SHM_DIR, _shm_prefix() + run)
+        size = table_bytes(megabytes)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            have = os.fstat(fd).st_size
+            if have != size:
+                if have > size:
+                    raise OSError("a shared table of another size")
+                os.posix_fallocate(fd, 0, size)   # the memory now, or ENOSPC now (never SIGBUS later)
+            self.table = SharedTable(tt, fd, size)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def close(self, unlink: bool = True) -> None:
+        """Unmap (no search may use the table) and release the file, removing its name (the other processes
+        keep their mappings)."""
+        self.table.detach()
+        if unlink:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+        os.close(self.fd)
+
+
 class _PegContext:
-    """One solve's state in a worker process: the game, one transposition table, and a pre-endgame worker per
-    task running at the same time (kept between tasks)."""
+    """One solve's state in a worker process: the game, one transposition table (shared with the solve's
+    other worker processes on this machine when it can be), and a pre-endgame worker per task running at the
+    same time (kept between tasks)."""
 
     def __init__(self, spec: dict) -> None:
         from engine_cy.endgame import TranspositionTable
@@ -278,29 +362,68 @@ class _PegContext:
         self.lex = lex
         self.game = game
         self.bb = int(spec["bingo_bonus"])
-        self.tt = TranspositionTable(int(spec["tt_mb"]))
+        self.shared: _SharedTT | None = None
+        run = spec["run"]
+        if spec.get("shared_tt", True) and _RUN_RE.match(run) and os.path.isdir(SHM_DIR):
+            _sweep_shared_tables({run} | set(_W_CONTEXTS))
+            self.tt = TranspositionTable(1)   # its own entries while unshared: tiny
+            try:
+                self.shared = _SharedTT(self.tt, run, int(spec["tt_mb"]))
+            except (OSError, ValueError):
+                self.shared = None
+        if self.shared is None:
+            self.tt = TranspositionTable(int(spec["tt_mb"]))
         self.free: list = []
         self.all: list = []
         self.lock = threading.Lock()
+        self.active = 0          # tasks using the table now
+        self.closing = False
+        self.unlink = True
 
     def acquire(self):
         from engine_cy.peg import PegWorker
 
         with self.lock:
+            self.active += 1
             if self.free:
                 return self.free.pop()
-            w = PegWorker(self.game, self.lex.kwg, self.lex.klv, self.lex.ld, self.tt, self.bb)
+            try:
+                w = PegWorker(self.game, self.lex.kwg, self.lex.klv, self.lex.ld, self.tt, self.bb)
+            except BaseException:
+                self.active -= 1
+                raise
             self.all.append(w)
             return w
 
-    def release(self, w) -> None:
+    def release(self, w, keep: bool = True) -> None:
         with self.lock:
-            self.free.append(w)
+            if keep:
+                self.free.append(w)
+            self.active -= 1
+            last = self.closing and self.active == 0
+        if last:
+            self._unshare()
 
     def stop(self) -> None:
         with self.lock:
             for w in self.all:
                 w.request_stop()
+
+    def close(self, unlink: bool = True) -> None:
+        """The solve is over here (forgotten, stopped or evicted): the shared table is let go as soon as no
+        task of this worker uses it."""
+        with self.lock:
+            self.closing = True
+            self.unlink = unlink
+            idle = self.active == 0
+        if idle:
+            self._unshare()
+
+    def _unshare(self) -> None:
+        with self.lock:
+            shared, self.shared = self.shared, None
+        if shared is not None:
+            shared.close(self.unlink)
 
 
 def _peg_context(spec: dict) -> _PegContext:
@@ -311,14 +434,36 @@ def _peg_context(spec: dict) -> _PegContext:
             _W_CONTEXTS.move_to_end(run)
             return ctx
     ctx = _PegContext(spec)
+    evicted = []
     with _W_LOCK:
         have = _W_CONTEXTS.get(run)
-        if have is not None:
-            return have
-        _W_CONTEXTS[run] = ctx
-        while len(_W_CONTEXTS) > CONTEXTS_PER_WORKER:
-            _W_CONTEXTS.popitem(last=False)
+        if have is None:
+            _W_CONTEXTS[run] = ctx
+            while len(_W_CONTEXTS) > CONTEXTS_PER_WORKER:
+                evicted.append(_W_CONTEXTS.popitem(last=False)[1])
+    if have is not None:
+        ctx.close(unlink=False)   # another task of this run made it first (and maps the same file)
+        return have
+    for old in evicted:
+        old.close()
     return ctx
+
+
+RESULT_SECONDS = 2.0   # a finished task's result not fetched in this time went with its worker
+
+
+def fetch_result(distributed, fut, timeout: float = RESULT_SECONDS) -> tuple[bool, Any]:
+    """(True, the result) of a task reported finished, or (False, None) when its result cannot be fetched:
+    it was kept on a worker that died since, and the task is pending again (to be re-run, or, with no worker
+    left, to end the run by the no-worker watch instead of a wait without end). A task's own error is
+    raised."""
+    try:
+        return True, fut.result(timeout=timeout)
+    except (distributed.TimeoutError, TimeoutError):
+        if fut.status == "error":
+            raise
+        return False, None
+
 
 
 def _cancel_quietly(client, futures) -> None:
@@ -345,17 +490,21 @@ def _stop_run(run: str) -> int:
         ctx = _W_CONTEXTS.pop(run, None)
     if ctx is not None:
         ctx.stop()
+        ctx.close()
     return 0
 
 
 def _forget_run(run: str) -> int:
     with _W_LOCK:
-        _W_CONTEXTS.pop(run, None)
+        ctx = _W_CONTEXTS.pop(run, None)
+    if ctx is not None:
+        ctx.close()
     return 0
 
 
 def _worker_stats() -> dict:
-    return {"lexicon_loads": _W_LOADS[0], "contexts": len(_W_CONTEXTS), "pid": os.getpid()}
+    return {"lexicon_loads": _W_LOADS[0], "contexts": len(_W_CONTEXTS), "pid": os.getpid(),
+            "shared_tables": sum(1 for c in _W_CONTEXTS.values() if c.shared is not None)}
 
 
 def peg_task(spec: dict, config: dict, items: list) -> dict:
@@ -397,8 +546,7 @@ def peg_task(spec: dict, config: dict, items: list) -> dict:
     finally:
         if remaining is not None:
             w.set_deadline(0.0)
-        if not w.stopped:
-            ctx.release(w)
+        ctx.release(w, keep=not w.stopped)
     return out
 
 
@@ -501,15 +649,18 @@ class Dispatcher:
                 except TimeoutError:
                     done = set()
                 for fut in done:
-                    batch = inflight.pop(fut)
                     try:
-                        res = fut.result()
+                        got, res = fetch_result(distributed, fut)
                     except distributed.client.FutureCancelledError:
+                        inflight.pop(fut, None)
                         continue
                     except ClusterError as exc:   # a worker that cannot serve this solve (its lexicon differs)
                         raise ClusterError(str(exc), precondition=True) from None
                     except Exception as exc:  # noqa: BLE001 (a task failing on every worker tried)
                         raise ClusterError(f"a pre-endgame task failed on the cluster: {_one_line(exc)}") from None
+                    if not got:
+                        continue   # its result went with its worker: it runs again (or no worker is left)
+                    inflight.pop(fut, None)
                     self.stats.items += len(res["results"])
                     self.stats.durations.extend(res["durations"])   # type: ignore[union-attr]
                     if res["durations"]:
@@ -632,14 +783,15 @@ def run_autoplay_tasks(cluster: Cluster, bots: list[dict], games: int, seed: int
             except (distributed.TimeoutError, TimeoutError):
                 done = set()
             for fut in done:
-                inflight.pop(fut)
                 try:
-                    res = fut.result()
+                    got, res = fetch_result(distributed, fut)
                 except ClusterError as exc:
                     raise ClusterError(str(exc), precondition=True) from None
                 except Exception as exc:  # noqa: BLE001
                     raise ClusterError(f"a self-play task failed on the cluster: {_one_line(exc)}") from None
-                on_games(res)
+                if got:
+                    inflight.pop(fut)
+                    on_games(res)
     finally:
         _cancel_quietly(client, inflight)
         _stop_quietly(client, run)

@@ -676,7 +676,10 @@ class PegJob:
     def _cluster_spec(self) -> dict:
         return {"run": new_run_id(), "cgp": write_cgp(self.pos), "lexicon": self.lex.name,
                 "fingerprint": lexicon_fingerprint(self._engine, self.lex.name), "bingo_bonus": self.bingo_bonus,
-                "tt_mb": self.opts.tt_megabytes}
+                "tt_mb": self.opts.tt_megabytes,
+                # the worker processes of one machine share one table as threads do (off: one table each,
+                # for comparisons; the verdicts are the same)
+                "shared_tt": os.environ.get("MACONDO_CLUSTER_SHARED_TT", "1") != "0"}
 
     def _cluster_pass(self, quick: bool, next_item: Callable[[], tuple[int, int] | None],
                       on_item: Callable[[int, int, int, int | None], None], remaining: Callable[[], int],

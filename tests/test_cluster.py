@@ -319,3 +319,158 @@ def test_scheduler_without_workers_is_a_clear_error():
     with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0") as empty:
         with pytest.raises(ClusterError, match="has no workers"):
             Cluster(empty.scheduler_address, timeout=2)
+
+
+# ---------------------------------------------------------------------------------------- all workers lost
+
+
+@needs_cases
+def test_all_workers_lost_mid_solve_is_a_clear_error(engine, monkeypatch):
+    """Every worker process dies mid-solve and none comes back (workers without a nanny): the solve ends with
+    a one-line ClusterError within a bounded time, never a hang."""
+    import subprocess
+    import sys
+
+    import distributed
+
+    monkeypatch.setattr(cluster_mod, "NO_WORKERS_SECONDS", 3.0)
+    c = CASES["peg-onyx-nwl20"]
+    env = dict(os.environ, MACONDO_DATA_DIR=os.pathsep.join(str(d) for d in engine.settings.data_dirs))
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0", silence_logs=50) as sched:
+        workers = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", sched.scheduler_address,
+                                     "--no-nanny", "--nthreads", "1", "--no-dashboard"], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+        try:
+            with Cluster(sched.scheduler_address, timeout=60) as cl:
+                cl.client.wait_for_workers(2, timeout=60)
+                job = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), cluster=cl)
+                killed_at: list[float] = []
+
+                def progress(r) -> None:
+                    if not killed_at and r.done_jobs + r.quick_done_jobs >= 2:
+                        for w in workers:
+                            w.kill()
+                        killed_at.append(time.monotonic())
+
+                with pytest.raises(ClusterError) as err:
+                    job.run(progress, interval=0.05)
+                assert killed_at, "the solve ended before the kill"
+                assert time.monotonic() - killed_at[0] < 45
+                text = str(err.value)
+                assert "\n" not in text and ("no workers" in text or "failed on the cluster" in text), text
+        finally:
+            for w in workers:
+                w.kill()
+                w.wait(10)
+
+
+# ---------------------------------------------------------------------------------------- the shared table
+
+
+def test_shared_table_points_a_table_at_one_mapping(tmp_path):
+    """Two tables (as in two worker processes) mapped on one file see each other's entries; detached, each
+    has its own entries back and the file's are untouched."""
+    from engine_cy.endgame import TranspositionTable
+    from engine_cy.sharedtt import SharedTable, table_bytes
+
+    size = table_bytes(1)
+    path = tmp_path / "tt"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.posix_fallocate(fd, 0, size)
+    a, b = TranspositionTable(1), TranspositionTable(1)
+    sa, sb = SharedTable(a, fd, size), SharedTable(b, fd, size)
+    os.close(fd)
+    assert a.n_entries == b.n_entries == size // 24 and sa.attached
+    a.clear()   # writes through the mapping: every byte of the file zero
+    with open(path, "r+b") as fh:
+        fh.write(b"\x01" * 24)
+    with open(path, "rb") as fh:
+        assert fh.read(24) == b"\x01" * 24
+    b.clear()   # b's clear is a's too: the same memory
+    with open(path, "rb") as fh:
+        assert fh.read(24) == bytes(24)
+    sa.detach()
+    sb.detach()
+    assert not sa.attached and a.megabytes <= 1
+    with pytest.raises(ValueError):
+        SharedTable(a, 0, 100)
+
+
+@needs_cases
+def test_workers_share_one_table_and_remove_it(engine, cluster, reference):
+    """During a solve both worker processes map the run's one table file in /dev/shm; after it the file is
+    gone; verdicts are the in-process ones. A stale file that no process locks is swept."""
+    if not os.path.isdir(cluster_mod.SHM_DIR):
+        pytest.skip("no /dev/shm")
+    stale = os.path.join(cluster_mod.SHM_DIR, cluster_mod._shm_prefix() + "0" * 32)
+    with open(stale, "wb") as fh:
+        fh.write(b"x")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    c = CASES["peg-onyx-nwl20"]
+    seen = []
+    job = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), cluster=cluster)
+
+    def progress(r) -> None:
+        if not seen and r.done_jobs + r.quick_done_jobs >= 4:
+            seen.append(cluster.client.run(cluster_mod._worker_stats))
+            seen.append(sorted(n for n in os.listdir(cluster_mod.SHM_DIR) if n.startswith(cluster_mod._shm_prefix())))
+
+    res = job.run(progress, interval=0.05)
+    assert summary(res) == summary(reference("peg-onyx-nwl20"))
+    assert seen, "the solve ended before the check"
+    stats, files = seen
+    assert sum(s["shared_tables"] for s in stats.values()) >= 1, stats
+    run = job._dispatch.run if job._dispatch else ""
+    mine = cluster_mod._shm_prefix() + run
+    assert mine in files   # (other solves of this user may be running on this machine, each with its file)
+    assert not os.path.exists(stale)   # swept: no process held it
+    assert not os.path.exists(os.path.join(cluster_mod.SHM_DIR, mine))   # removed at the end
+
+
+# ---------------------------------------------------------------------------------------- the bots harness
+
+
+def test_bots_on_the_cluster_play_the_same_games(cluster, tmp_path):
+    """The bots harness's games played by the cluster's workers (talking to this process's server): game for
+    game the in-process ones of the seed, GCG included, results in game order."""
+    from macondo_client import connect
+    from macondo_client.bots import Bot, run_bots
+
+    from conftest import shared_settings
+
+    data_dir = os.pathsep.join(str(d) for d in shared_settings().data_dirs)
+    with connect(None, data_dir) as server:
+        bots = (Bot("bot1", server, "static"), Bot("bot2", server, "static"))
+        here, s_here = run_bots(server, bots, 6, seed=7, lexicon="NWL20", gcg_dir=str(tmp_path / "here"))
+        arrived = []
+        there, s_there = run_bots(server, bots, 6, seed=7, lexicon="NWL20", gcg_dir=str(tmp_path / "there"),
+                                  on_game=lambda r: arrived.append(r.index), cluster=cluster)
+    assert [r.index for r in there] == list(range(6)) and sorted(arrived) == list(range(6))
+    assert [(r.first, r.scores, r.turns, r.end_reason, r.moves, r.gcg) for r in there] == \
+        [(r.first, r.scores, r.turns, r.end_reason, r.moves, r.gcg) for r in here]
+    assert s_here.wins == s_there.wins and s_here.mean_score == s_there.mean_score
+    for name in sorted(p.name for p in (tmp_path / "here").iterdir()):
+        assert (tmp_path / "here" / name).read_text() == (tmp_path / "there" / name).read_text()
+
+
+def test_bots_server_refusal_comes_back_as_its_error(cluster):
+    """A strategy the server refuses, on the cluster: the server's own error (its status and message), not a
+    cluster failure."""
+    from macondo_client import MacondoError, connect
+    from macondo_client.bots import Bot, run_bots
+
+    with connect(None) as server:
+        bots = (Bot("bot1", server, "nosuchstrategy"), Bot("bot2", server, "static"))
+        with pytest.raises(MacondoError) as here:
+            run_bots(server, bots, 2, seed=1)
+        with pytest.raises(MacondoError) as there:
+            run_bots(server, bots, 2, seed=1, cluster=cluster)
+    assert there.value.code == here.value.code and there.value.message == here.value.message
+
+
+def test_bots_cli_cluster_needs_a_reachable_server(capsys):
+    from macondo_server.cli import main
+
+    assert main(["bots", "--cluster", "127.0.0.1:1", "--games", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "needs --server" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

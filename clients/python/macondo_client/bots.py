@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -137,26 +138,159 @@ def summarize(results: list[GameResult], seconds: float, strategies: tuple[str, 
 
 def run_bots(referee: Client, bots: tuple[Bot, Bot], games: int, seed: int, lexicon: str = "",
              gcg_dir: str | None = None, on_game: Callable[[GameResult], None] | None = None,
-             stop: Callable[[], bool] | None = None) -> tuple[list[GameResult], Summary]:
+             stop: Callable[[], bool] | None = None, cluster: Any = None) -> tuple[list[GameResult], Summary]:
+    """Play `games` games (game g: tiles from (seed, g), bot 1 first when g is even). With `cluster` (an
+    object whose `client` is a dask.distributed Client, e.g. macondo_server.cluster.Cluster), the games are
+    played by its workers in batches, each worker talking to the same servers by address: the same games,
+    the results in game order; on_game is called as games come back (in any order)."""
     out = Path(gcg_dir) if gcg_dir else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     results: list[GameResult] = []
     start = time.monotonic()
-    for g in range(games):
-        if stop is not None and stop():
-            break
-        res = play_game(referee, bots, g, seed, lexicon)
+
+    def done(res: GameResult) -> None:
         results.append(res)
         if out is not None and res.gcg:
-            (out / f"game-{g + 1:04d}.gcg").write_text(res.gcg, encoding="utf-8")
+            (out / f"game-{res.index + 1:04d}.gcg").write_text(res.gcg, encoding="utf-8")
         if on_game is not None:
             on_game(res)
+
+    if cluster is not None:
+        seats = [BotSpec(b.name, b.client.address, b.strategy) for b in bots]
+        _run_on_cluster(cluster, referee.address, (seats[0], seats[1]), games, seed, lexicon, done, stop)
+        results.sort(key=lambda r: r.index)
+    else:
+        for g in range(games):
+            if stop is not None and stop():
+                break
+            done(play_game(referee, bots, g, seed, lexicon))
     return results, summarize(results, time.monotonic() - start, (bots[0].strategy, bots[1].strategy))
 
 
+# ---------------------------------------------------------------------------------------- on a Dask cluster
+
+NO_WORKERS_SECONDS = 60.0      # games in flight and no worker for this long: an error, never a wait without end
+
+
+class ClusterUnavailable(MacondoError):
+    """The cluster cannot play the games (dask missing, no workers, a batch failing on every worker)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(grpc.StatusCode.UNAVAILABLE, message)
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot as a worker process rebuilds it: its name, server address and strategy."""
+    name: str
+    address: str
+    strategy: str
+
+
+_W_CLIENTS: dict[str, Client] = {}
+
+
+def _worker_client(address: str) -> Client:
+    """This worker process's client of `address` (kept between tasks; gRPC channels serve every thread)."""
+    c = _W_CLIENTS.get(address)
+    if c is None:
+        c = _W_CLIENTS.setdefault(address, Client(address, timeout=600.0))
+    return c
+
+
+def bots_task(referee: str, seats: tuple[BotSpec, BotSpec], seed: int, lexicon: str, indices: list[int],
+              run: str) -> dict:
+    """Runs on a cluster worker: games `indices` exactly as play_game plays them in-process. Returns
+    {"games": [GameResult, ...], "error": None or (status code name, message)} (a server's refusal comes back
+    as data: the client reports it as it would in-process)."""
+    out: dict = {"games": [], "error": None}
+    try:
+        bots = (Bot(seats[0].name, _worker_client(seats[0].address), seats[0].strategy),
+                Bot(seats[1].name, _worker_client(seats[1].address), seats[1].strategy))
+        ref = _worker_client(referee)
+        for g in indices:
+            out["games"].append(play_game(ref, bots, g, seed, lexicon))
+    except MacondoError as exc:
+        out["error"] = (exc.code.name, exc.message)
+    return out
+
+
+def _run_on_cluster(cluster: Any, referee: str, seats: tuple[BotSpec, BotSpec], games: int, seed: int,
+                    lexicon: str, done: Callable[[GameResult], None], stop: Callable[[], bool] | None) -> None:
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterUnavailable("--cluster needs Dask: pip install 'dask[distributed]' (the cluster extra)") from None
+    import uuid
+
+    client = cluster.client
+    run = uuid.uuid4().hex
+
+    def threads() -> int:
+        try:
+            return sum(client.nthreads().values())
+        except Exception:  # noqa: BLE001 (the scheduler gone: no workers)
+            return 0
+
+    slots = 2 * max(1, threads())
+    size = max(1, min(8, games // (4 * slots)))
+    batches = [list(range(i, min(games, i + size))) for i in range(0, games, size)]
+    batches.reverse()
+    inflight: dict = {}
+    last_worker = time.monotonic()
+    checked = 0.0
+    try:
+        while True:
+            while batches and len(inflight) < slots and not (stop is not None and stop()):
+                b = batches.pop()
+                fut = client.submit(bots_task, referee, seats, seed, lexicon, b, run, pure=False,
+                                    key=f"bots-{run}-{b[0]}")
+                inflight[fut] = b
+            if not inflight or (stop is not None and stop()):
+                break
+            try:
+                finished = distributed.wait(list(inflight), timeout=0.2, return_when="FIRST_COMPLETED").done
+            except (distributed.TimeoutError, TimeoutError):
+                finished = set()
+            for fut in finished:
+                b = inflight[fut]
+                try:
+                    got = fut.result(timeout=2.0)
+                except distributed.client.FutureCancelledError:
+                    inflight.pop(fut)
+                    continue
+                except (distributed.TimeoutError, TimeoutError):
+                    if fut.status != "error":
+                        continue   # its result went with its worker: it runs again (or no worker is left)
+                    raise ClusterUnavailable(f"games {b[0] + 1}-{b[-1] + 1} failed on the cluster: a timeout") from None
+                except Exception as exc:  # noqa: BLE001 (a batch failing on every worker it was tried on)
+                    text = " ".join(str(exc).split())[:300] or type(exc).__name__
+                    raise ClusterUnavailable(f"games {b[0] + 1}-{b[-1] + 1} failed on the cluster: {text}") from None
+                inflight.pop(fut)
+                for res in got["games"]:
+                    done(res)
+                if got["error"] is not None:   # a server refused (a strategy, the lexicon, a game too long)
+                    code, message = got["error"]
+                    raise MacondoError(getattr(grpc.StatusCode, code, grpc.StatusCode.UNKNOWN), message)
+            now = time.monotonic()
+            if inflight and now - checked >= 1.0:
+                checked = now
+                if threads() > 0:
+                    last_worker = now
+                elif now - last_worker > NO_WORKERS_SECONDS:
+                    raise ClusterUnavailable(f"the cluster has had no workers for {NO_WORKERS_SECONDS:.0f} s "
+                                             "(the games in flight are abandoned)")
+    finally:
+        if inflight:
+            try:
+                client.cancel(list(inflight))
+            except Exception:  # noqa: BLE001 (ending anyway)
+                pass
+
+
 def main_bots(referee: Client, second: Client, strategy1: str, strategy2: str, games: int, seed: int,
-              lexicon: str, gcg_dir: str | None, as_json: bool) -> int:
+              lexicon: str, gcg_dir: str | None, as_json: bool, cluster: Any = None) -> int:
     names = ("bot1", "bot2")
     bots = (Bot(names[0], referee, strategy1), Bot(names[1], second, strategy2))
     live = not as_json and sys.stderr.isatty()
@@ -175,14 +309,15 @@ def main_bots(referee: Client, second: Client, strategy1: str, strategy2: str, g
                 bar.update(task, advance=1, description=f"bot1 {w}/{len(results)} wins")
 
             try:
-                _, summary = run_bots(referee, bots, games, seed, lexicon, gcg_dir, on_game)
+                _, summary = run_bots(referee, bots, games, seed, lexicon, gcg_dir, on_game, cluster=cluster)
             except KeyboardInterrupt:
                 interrupted = True
     else:
         try:
-            _, summary = run_bots(referee, bots, games, seed, lexicon, gcg_dir, results.append)
+            _, summary = run_bots(referee, bots, games, seed, lexicon, gcg_dir, results.append, cluster=cluster)
         except KeyboardInterrupt:
             interrupted = True
+    results.sort(key=lambda r: r.index)   # (on a cluster they come back in any order)
     if interrupted:
         summary = summarize(results, 0.0, (strategy1, strategy2))
         print(f"interrupted after {len(results)} games", file=sys.stderr)
