@@ -19,7 +19,7 @@ import re
 import threading
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -630,16 +630,18 @@ class Dispatcher:
                         exhausted = True
                         break
                     spec = dict(self.spec, deadline_in=deadline_in(), sent_at=time.time())
-                    parts: dict = {}
-                    for item in batch:
-                        parts.setdefault(affinity(item) if affinity is not None else None, []).append(item)
-                    for key, part in parts.items():
-                        where = home(key) if affinity is not None else None
-                        fut = client.submit(peg_task, spec, config, part, pure=False, workers=where,
-                                            allow_other_workers=where is not None,
-                                            key=f"peg-{self.run}-{uuid.uuid4().hex[:12]}")
-                        inflight[fut] = part
-                        self.stats.tasks += 1
+                    # one task per batch (a task per affinity key made one task per item of the 1-in-the-bag
+                    # plays: 8,785 tasks for ONYX's 8,792 tiny items, 11x the in-process time), sent where
+                    # the batch's commonest key lives
+                    where = None
+                    if affinity is not None:
+                        keys = Counter(affinity(item) for item in batch)
+                        where = home(max(keys, key=lambda k: keys[k]))
+                    fut = client.submit(peg_task, spec, config, batch, pure=False, workers=where,
+                                        allow_other_workers=where is not None,
+                                        key=f"peg-{self.run}-{uuid.uuid4().hex[:12]}")
+                    inflight[fut] = batch
+                    self.stats.tasks += 1
                 if not inflight:
                     break
                 try:
