@@ -179,6 +179,11 @@ def test_version_mismatch_is_a_clear_error(cluster, monkeypatch):
     monkeypatch.setattr(cluster_mod, "PROTOCOL", 999)   # this side only: the workers keep theirs
     with pytest.raises(ClusterError, match=r"version mismatch: worker .*task protocol 1\), this machine .*protocol 999"):
         cluster.check_versions()
+    monkeypatch.setattr(cluster_mod, "PROTOCOL", 1)
+    monkeypatch.setattr(cluster_mod, "__version__", "0.0.1")   # another package version, the same protocol
+    with pytest.raises(ClusterError, match=r"version mismatch: worker .* runs macondo .*this machine 0\.0\.1") as err:
+        cluster.check_versions()
+    assert err.value.precondition and "\n" not in str(err.value)
 
 
 @pytest.mark.parametrize("spec", ["local:0", "local:x", "local:9999", "foo bar", "", "http://x:1/path"])
@@ -474,3 +479,19 @@ def test_bots_cli_cluster_needs_a_reachable_server(capsys):
     assert main(["bots", "--cluster", "127.0.0.1:1", "--games", "1"]) == 1
     err = capsys.readouterr().err
     assert "needs --server" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_bots_client_without_dask_is_a_clear_error():
+    """The client package imports without Dask; --cluster without it is a one-line error naming the extra."""
+    import subprocess
+    import sys
+
+    code = ("import sys, types; sys.modules['distributed'] = None\n"
+            "import macondo_client.bots as b\n"
+            "ns = types.SimpleNamespace(address='127.0.0.1:1')\n"
+            "bots = (b.Bot('a', ns, 'static'), b.Bot('b', ns, 'static'))\n"
+            "try:\n    b.run_bots(ns, bots, 2, 1, cluster=object())\n"
+            "except b.ClusterUnavailable as exc:\n    print('ERR', exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ERR --cluster needs Dask") and "distributed" in out.stdout
