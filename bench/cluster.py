@@ -5,8 +5,8 @@
             efficiency T(in-process, 1 thread) / (n x T(n)), tasks, and the distribution of item (play x draw
             group) and task durations on the workers.
   overhead  in-process with 2 threads against local:2 on one solve (default: the 1-in-the-bag ONYX case at
-            2 plies; --pnd: 2L P.ND at 4 plies, the issue's comparison, ~11 min per solve on an idle 2-core
-            machine, so ~25 min a round): wall and CPU seconds (the cluster's: worker, nanny and client
+            2 plies; --pnd: 2L P.ND at 4 plies, the issue's comparison: 636 s on one thread, so about 6 min per
+            solve with both cores of an idle 2-core machine and 12 min a round): wall and CPU seconds (the cluster's: worker, nanny and client
             processes), endgame search nodes, overhead in %; --rounds N interleaves N rounds (medians).
   project   times a random sample of (play x draw group) items of a 3-in-the-bag position, each solved alone on
             one core with a cap, and projects the whole solve onto 16, 64 and 256 cores (assumptions printed).
