@@ -553,10 +553,9 @@ class LeaveTrainer:
             nobs = np.load(self.out / _round_name(r - 1, ".counts.npy"))
             rare = np.flatnonzero(nobs < max(opts.prior, 1.0))
             if rare.shape[0] > 0:
+                # each rare leave's tiles, then 0xFF (as enumerate_leaves pads them)
                 forced_rows = np.full((rare.shape[0], RACK_SIZE), 0xFF, dtype=np.uint8)
-                for k, i in enumerate(rare):
-                    w = space.leaves[i]
-                    forced_rows[k, :len(w)] = list(w)
+                forced_rows[:, :MAX_LEAVE] = space.tiles[rare]
         round_seed = _round_seed(opts.seed, r)
         games.begin(space.klv2(values), forced_rows, opts.forced, round_seed)
         size = games.chunk(opts.games)
