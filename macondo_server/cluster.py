@@ -281,8 +281,6 @@ def _shm_prefix() -> str:
 def _sweep_shared_tables(keep: set[str]) -> None:
     """Remove the shared table files of this user that no process maps any more (a client that died never
     asked its workers to forget its solve): a file is in use while a process holds a shared lock on it."""
-    import fcntl
-
     try:
         names = [n for n in os.listdir(SHM_DIR) if n.startswith(_shm_prefix())]
     except OSError:
@@ -294,16 +292,26 @@ def _sweep_shared_tables(keep: set[str]) -> None:
         try:
             if time.time() - os.stat(path).st_mtime < 60:
                 continue   # being created: its creator may not hold its lock yet
-            fd = os.open(path, os.O_RDWR)
         except OSError:
             continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            os.unlink(path)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        _remove_if_unused(path)
+
+
+def _remove_if_unused(path: str) -> None:
+    """Remove a shared table file that no process holds (each mapping process holds a shared lock)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.unlink(path)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class _SharedTT:
@@ -495,7 +503,12 @@ def _stop_run(run: str) -> int:
 
 
 def _forget_run(run: str) -> int:
+    """Runs on each worker at the end of a solve: its state goes, and a task of it still queued or running
+    (cancelled too late) stops instead of building the state (and its table file) again."""
     with _W_LOCK:
+        _W_STOPPED.add(run)
+        while len(_W_STOPPED) > 10000:
+            _W_STOPPED.pop()
         ctx = _W_CONTEXTS.pop(run, None)
     if ctx is not None:
         ctx.close()
@@ -693,6 +706,9 @@ class Dispatcher:
             self.cluster.client.run(_forget_run, self.run)
         except Exception:  # noqa: BLE001
             pass
+        # workers that died kept their run's table file (a local cluster's are on this machine)
+        if _RUN_RE.match(self.run):
+            _remove_if_unused(os.path.join(SHM_DIR, _shm_prefix() + self.run))
 
 
 def new_run_id() -> str:

@@ -363,6 +363,9 @@ def test_all_workers_lost_mid_solve_is_a_clear_error(engine, monkeypatch):
                 assert time.monotonic() - killed_at[0] < 45
                 text = str(err.value)
                 assert "\n" not in text and ("no workers" in text or "failed on the cluster" in text), text
+                if job._dispatch is not None:   # the dead workers' table file is removed by the client
+                    assert not os.path.exists(os.path.join(cluster_mod.SHM_DIR,
+                                                           cluster_mod._shm_prefix() + job._dispatch.run))
         finally:
             for w in workers:
                 w.kill()
