@@ -401,7 +401,7 @@ cdef class EndgameWorker:
         cdef int spread = self.g.score[p] - self.g.score[1 - p]
         cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, best, i, j, n, base, k, flag
         cdef int own_val, opp_val, rack_n, nt, est, kind, alpha_in, r, pass_v
-        cdef bint stopped
+        cdef bint stopped, stand_pat
         cdef int32_t sc = 0
         cdef int64_t val = 0
         cdef uint64_t tt_move = 0, best_move = 0, mv
@@ -530,6 +530,8 @@ cdef class EndgameWorker:
         self.atop = base + n
         alpha_in = alpha
         self.lc_valid[ply] = False      # the children's lane reuse starts afresh
+        # children at the last ply cut at once when passing reaches their beta (d1_cut): decided here unplayed
+        stand_pat = depth == 2 and self.d1_cut and not self.heuristics and self.g.max_zeros >= 2
         for i in range(n):
             # the children of a depth-1 node are leaves (greedy playouts), which never look at the flag
             if depth == 1 and i > 0 and not self.no_abort and \
@@ -553,20 +555,28 @@ cdef class EndgameWorker:
                 qsort(&a[i], n - i, sizeof(ArenaMove), arena_cmp_desc)
                 sorted_rest = True
             mv = a[i].move
-            unpack_move(mv, self.g.board, &m)
-            m.score = a[i].score
-            self.path_move[ply + 1] = m
-            self.g.play_c(&m)
-            if i == 0:
-                v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
+            if stand_pat and packed_kind(mv) == MOVE_PLACE and packed_tiles(mv) < rack_n and \
+                    spread + a[i].score <= alpha:
+                # the child (last ply, the game goes on) would pass for at least its own beta (-alpha): its
+                # value -(spread + score) is a lower bound there, so this move is worth at most
+                # spread + score <= alpha here, known without playing it
+                self.nodes += 1
+                v = spread + a[i].score
             else:
-                v = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha, False)
-                if not self.aborted and alpha < v < beta:
+                unpack_move(mv, self.g.board, &m)
+                m.score = a[i].score
+                self.path_move[ply + 1] = m
+                self.g.play_c(&m)
+                if i == 0:
                     v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
-            self.g.undo_c()
-            if self.aborted:
-                self.atop = base
-                return 0
+                else:
+                    v = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha, False)
+                    if not self.aborted and alpha < v < beta:
+                        v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
+                self.g.undo_c()
+                if self.aborted:
+                    self.atop = base
+                    return 0
             if ply == 0:
                 if not self.root_have or v > self.root_best:
                     self.root_have = True
