@@ -84,4 +84,4 @@ cdef class EndgameWorker:
     cdef int id_search_c(self, int plies, int alpha, int beta) noexcept nogil
     cdef bint grow_arena(self, int need) noexcept nogil
     cdef int stuck_value(self, int player) noexcept nogil
-    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n) noexcept nogil
+    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n, int ply) noexcept nogil

@@ -353,18 +353,43 @@ cdef class EndgameWorker:
                 v += self.g.racks[player][ml] * self.g.scores_tbl[ml]
         return v
 
-    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n) noexcept nogil:
+    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n, int ply) noexcept nogil:
         """Greedy playout (reference section 13): each side plays its highest-scoring move; while the solving
         side's opponent holds stuck tiles, the solving side prefers plays that keep tiles (score minus
         f * (7 * tiles + 2 * face value), f = stuck share of the opponent's rack), for at most 25 moves.
-        Returns the final spread for the player on turn at the leaf."""
+        Returns the final spread for the player on turn at the leaf.
+
+        At a search leaf (ply >= 1) the first move comes from the leaf mover's move list by lane reuse (its
+        siblings share that rack), which also gives the stuck tiles when the leaf mover is the one they are
+        counted for; the value and the choice are those of the full generation."""
         cdef int leaf_p = self.g.on_turn
         cdef int solver = self.solver_player
         cdef int opp_total = self.g.rack_value(1 - solver)
-        cdef int stuck = self.stuck_value(1 - solver) if opp_total > 0 else 0
-        cdef int k = 0, i, mover, spread
-        cdef int64_t pass_val
+        cdef int stuck = 0
+        cdef int k = 0, i, mover, spread, ml, slot, face, nt
+        cdef int uses[MAX_ALPHABET]
+        cdef int64_t pass_val, v, best_v = 0
+        cdef uint64_t mv, code, best_mv = 0
+        cdef int32_t best_sc = 0
+        cdef bint listed = False, found
         cdef Move m
+        if ply >= 1 and self.lane_reuse and not self.g.over:
+            if leaf_p == 1 - solver or opp_total == 0:
+                listed = self.gen_reuse(ply, leaf_p, self.g.rack_value(1 - leaf_p), False, 0, 0, NULL, NULL,
+                                        NULL, INT64_MAX, NULL) >= 0
+                if listed and opp_total > 0:
+                    self.mg.tile_uses(uses)
+                    for ml in range(1, self.g.ld.size):
+                        if self.g.racks[leaf_p][ml] and uses[ml] == 0:
+                            stuck += self.g.racks[leaf_p][ml] * self.g.scores_tbl[ml]
+                elif opp_total > 0:
+                    stuck = self.stuck_value(1 - solver)
+            else:
+                stuck = self.stuck_value(1 - solver)
+                listed = self.gen_reuse(ply, leaf_p, self.g.rack_value(1 - leaf_p), False, 0, 0, NULL, NULL,
+                                        NULL, INT64_MAX, NULL) >= 0
+        elif opp_total > 0:
+            stuck = self.stuck_value(1 - solver)
         while not self.g.over and k < 25:
             mover = self.g.on_turn
             # the generator keeps the first placement of highest value in its order; the pass, last in that
@@ -375,12 +400,43 @@ cdef class EndgameWorker:
             else:
                 self.mg.set_eg_value(1, 0, 0, 0)
                 pass_val = 0
-            self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_EG_BEST, 0, False)
-            if self.mg.n_moves > 0 and self.mg.eg_best_value >= pass_val:
-                m = self.mg.move_buf[0]
+            if k == 0 and listed:
+                # the same choice from the listed moves (generation order, placements only)
+                found = False
+                for i in range(self.mg.n_moves):
+                    mv = self.mg.small_buf[i]
+                    if packed_kind(mv) != MOVE_PLACE:
+                        continue
+                    v = <int64_t> self.mg.small_score[i] * self.mg.eg_mul
+                    if self.mg.eg_tile_pen != 0 or self.mg.eg_face_pen != 0:
+                        nt = 0
+                        face = 0
+                        for slot in range(RACK_SIZE):
+                            code = (mv >> (13 + 7 * slot)) & 0x7F
+                            if code == 0:
+                                break
+                            nt += 1
+                            if not (code & 0x40):
+                                face += self.g.scores_tbl[code & 0x3F]
+                        v -= self.mg.eg_tile_pen * nt + self.mg.eg_face_pen * face
+                    if not found or v > best_v:
+                        found = True
+                        best_v = v
+                        best_mv = mv
+                        best_sc = self.mg.small_score[i]
+                if found and best_v >= pass_val:
+                    unpack_move(best_mv, self.g.board, &m)
+                    m.score = best_sc
+                else:
+                    memset(&m, 0, sizeof(Move))
+                    m.kind = MOVE_PASS
             else:
-                memset(&m, 0, sizeof(Move))
-                m.kind = MOVE_PASS
+                self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_EG_BEST, 0, False)
+                if self.mg.n_moves > 0 and self.mg.eg_best_value >= pass_val:
+                    m = self.mg.move_buf[0]
+                else:
+                    memset(&m, 0, sizeof(Move))
+                    m.kind = MOVE_PASS
             if rec_moves != NULL:
                 rec_moves[k] = pack_move(&m)
                 rec_scores[k] = m.score
@@ -419,9 +475,9 @@ cdef class EndgameWorker:
             if self.use_tt and self.tt.probe(self.g.hash, &tt_score, &tt_depth, &tt_flag, &tt_move):
                 if tt_flag == TT_EXACT:
                     return tt_score + spread
-                v = self.playout(NULL, NULL, NULL)
+                v = self.playout(NULL, NULL, NULL, ply)
                 return v
-            v = self.playout(NULL, NULL, NULL)
+            v = self.playout(NULL, NULL, NULL, ply)
             if self.use_tt:
                 self.tt.store(self.g.hash, v - spread, 0, TT_EXACT, 0)
             return v
@@ -692,7 +748,7 @@ cdef class EndgameWorker:
         cdef int32_t scs[32]
         cdef int n = 0
         self.attach(game)
-        self.playout(mvs, scs, &n)
+        self.playout(mvs, scs, &n, -1)
         return [(mvs[i], scs[i]) for i in range(n)]
 
 
