@@ -1,4 +1,6 @@
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, uint64_t, int64_t
+from engine_cy.common cimport MAX_BOARD_DIM
+from engine_cy.movegen cimport Move
 from engine_cy.game cimport Game
 from engine_cy.movegen cimport MoveGen
 
@@ -56,6 +58,24 @@ cdef class EndgameWorker:
     cdef public bint use_tt     # off only to test the table against plain search
     cdef public bint heuristics  # leaves not at the end of the game are scored by a greedy playout
     cdef int solver_player
+    # lane reuse: the children of one node all generate for the same rack on boards that differ from the
+    # parent's by one move each, so lanes neither the first generating child's move nor this child's move
+    # touched keep that child's moves (per parent ply: per-lane segments of packed moves and scores)
+    cdef public bint lane_reuse
+    cdef Move path_move[EG_MAX_PLY]          # the move that led to the node at this ply
+    cdef bint lc_valid[EG_MAX_PLY]
+    cdef uint8_t lc_dirty[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int lc_start[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int lc_count[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef uint64_t* lc_mv[EG_MAX_PLY]
+    cdef int32_t* lc_sc[EG_MAX_PLY]
+    cdef int lc_cap[EG_MAX_PLY]
+    cdef public long long lanes_generated, lanes_reused
+    cdef public bint d1_cut     # the last ply stops once a value reaches beta (the pass first: it needs no generation)
+    cdef void move_lanes(self, const Move* m, uint8_t* dirty) noexcept nogil
+    cdef int gen_reuse(self, int ply, int p, int opp_val, bint best_only, int64_t out, int rack_n,
+                       uint64_t* best_mv, int32_t* best_sc, int64_t* best_val, int64_t stop_at,
+                       bint* stopped) noexcept nogil
 
     cdef void attach(self, Game g)
     cdef int negamax(self, int depth, int ply, int alpha, int beta, bint pv) noexcept nogil
@@ -64,4 +84,4 @@ cdef class EndgameWorker:
     cdef int id_search_c(self, int plies, int alpha, int beta) noexcept nogil
     cdef bint grow_arena(self, int need) noexcept nogil
     cdef int stuck_value(self, int player) noexcept nogil
-    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n) noexcept nogil
+    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n, int ply) noexcept nogil

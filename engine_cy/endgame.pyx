@@ -6,7 +6,7 @@
 # A worker searches in place on a Game (in solver mode: two scoreless turns end the game); it is reusable
 # for many positions without allocation once its move arena has grown.
 cimport cython
-from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t, INT64_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memset, memcpy
 
@@ -15,6 +15,7 @@ cdef extern from "portable.h":
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE, MAX_BOARD_DIM
 from engine_cy.game cimport Game
+from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, RECORD_EG_BEST, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
@@ -119,8 +120,14 @@ cdef class EndgameWorker:
     whose remaining draws are fixed) and call the search entry points."""
 
     def __cinit__(self):
+        cdef int i
         self.arena = NULL
         self.acap = 0
+        for i in range(EG_MAX_PLY):
+            self.lc_mv[i] = NULL
+            self.lc_sc[i] = NULL
+            self.lc_cap[i] = 0
+            self.lc_valid[i] = False
 
     def __init__(self, Kwg kwg, LetterDistribution ld, TranspositionTable tt, int bingo_bonus=50):
         self.mg = MoveGen(kwg, ld, None, bingo_bonus)
@@ -136,9 +143,17 @@ cdef class EndgameWorker:
         self.helper_id = 0
         self.heuristics = False
         self.use_tt = True
+        self.lane_reuse = True
+        self.d1_cut = True
+        self.lanes_generated = 0
+        self.lanes_reused = 0
 
     def __dealloc__(self):
+        cdef int i
         free(self.arena)
+        for i in range(EG_MAX_PLY):
+            free(self.lc_mv[i])
+            free(self.lc_sc[i])
 
     cdef void attach(self, Game g):
         self.g = g
@@ -161,6 +176,170 @@ cdef class EndgameWorker:
         self.acap = cap
         return True
 
+    # ------------------------------------------------------------ lane reuse
+
+    cdef void move_lanes(self, const Move* m, uint8_t* dirty) noexcept nogil:
+        """The lanes whose contents (tiles, cross-sets, anchors) can differ between the board before placement m
+        and after it (the board holds m): its own lane, the perpendicular lanes of its new tiles, the lanes
+        of the empty squares that end the perpendicular runs through its new tiles, and the perpendicular
+        lanes of the empty squares that end its main run."""
+        cdef int dim = self.g.board.dim, d, L, s, i, j, q
+        cdef uint32_t o, occ_l
+        memset(dirty, 0, 2 * MAX_BOARD_DIM)
+        if m.kind != MOVE_PLACE:
+            return
+        d = m.vertical
+        L = m.row if d == 0 else m.col
+        s = m.col if d == 0 else m.row
+        dirty[d * MAX_BOARD_DIM + L] = 1
+        for i in range(m.length):
+            if m.tiles[i] == 0:
+                continue
+            q = s + i
+            dirty[(1 - d) * MAX_BOARD_DIM + q] = 1
+            o = self.g.board.occ[1 - d][q]
+            j = L - 1
+            while j >= 0 and (o >> j) & 1:
+                j -= 1
+            if j >= 0:
+                dirty[d * MAX_BOARD_DIM + j] = 1
+            j = L + 1
+            while j < dim and (o >> j) & 1:
+                j += 1
+            if j < dim:
+                dirty[d * MAX_BOARD_DIM + j] = 1
+        occ_l = self.g.board.occ[d][L]
+        j = s - 1
+        while j >= 0 and (occ_l >> j) & 1:
+            j -= 1
+        if j >= 0:
+            dirty[(1 - d) * MAX_BOARD_DIM + j] = 1
+        j = s + m.length
+        while j < dim and (occ_l >> j) & 1:
+            j += 1
+        if j < dim:
+            dirty[(1 - d) * MAX_BOARD_DIM + j] = 1
+
+    cdef int gen_reuse(self, int ply, int p, int opp_val, bint best_only, int64_t out, int rack_n,
+                       uint64_t* best_mv, int32_t* best_sc, int64_t* best_val, int64_t stop_at,
+                       bint* stopped) noexcept nogil:
+        """Player p's moves at a node of ply >= 1, lane by lane in generation order: the first child of the
+        parent to generate keeps its lanes' moves (lc_*[ply - 1]); a later child generates only the lanes
+        its move or that child's move touched and copies the rest. The result is what gen_c would give.
+        Without best_only: self.mg.small_buf / small_score / n_moves (RECORD_SMALL, the pass last). With best_only:
+        no list; the first placement of highest value (score, + out when it uses all rack_n tiles) in
+        *best_mv / *best_sc / *best_val; returns 1 (found) or 0; once a value reaches stop_at the rest is not
+        looked at (*stopped: the value is then only a lower bound on the best; a child that stops early does
+        not keep its lanes). Returns -1 when it cannot serve (the caller generates in full)."""
+        cdef uint8_t dirty[2 * MAX_BOARD_DIM]
+        cdef int c = ply - 1, dim, d, lane, idx, i, st, cnt, n, found = 0
+        cdef bint build
+        cdef uint64_t mv
+        cdef int64_t v
+        cdef uint64_t* cm
+        cdef int32_t* cs
+        if ply <= 0 or not self.lane_reuse or self.g.board.n_tiles == 0:
+            return -1
+        build = not self.lc_valid[c]
+        if stopped != NULL:
+            stopped[0] = False
+        self.move_lanes(&self.path_move[ply], dirty)
+        dim = self.mg.dim
+        self.mg.set_rack_c(self.g.racks[p])
+        self.mg.bag_tiles = 0
+        self.mg.opp_rack_value = opp_val
+        self.mg.record_mode = RECORD_SMALL
+        self.mg.top_n = 0
+        self.mg.do_sort = False
+        self.mg.n_moves = 0
+        self.mg.has_best = False
+        self.mg.n_placements = 0
+        self.mg.n_exchanges = 0
+        self.mg.n_passes = 0
+        self.mg.tiles_played = 0
+        self.mg.prepare_leaves()
+        self.mg.board_empty = False
+        self.mg.begin_bingos()
+        for d in range(2):
+            for lane in range(dim):
+                idx = d * MAX_BOARD_DIM + lane
+                if build or dirty[idx] or self.lc_dirty[c][idx]:
+                    st = self.mg.n_moves
+                    self.mg.dir = d
+                    self.mg.lane = lane
+                    self.mg.gen_lane()
+                    self.lanes_generated += 1
+                    if build:
+                        self.lc_start[c][idx] = st
+                        self.lc_count[c][idx] = self.mg.n_moves - st
+                    if best_only:
+                        for i in range(st, self.mg.n_moves):
+                            mv = self.mg.small_buf[i]
+                            v = self.mg.small_score[i]
+                            if packed_tiles(mv) == rack_n:
+                                v += out
+                            if found == 0 or v > best_val[0]:
+                                found = 1
+                                best_val[0] = v
+                                best_mv[0] = mv
+                                best_sc[0] = self.mg.small_score[i]
+                        if not build:
+                            self.mg.n_moves = st   # the list is not wanted, only its best
+                        if found and best_val[0] >= stop_at:
+                            stopped[0] = True
+                            self.mg.n_moves = 0
+                            return 1
+                else:
+                    st = self.lc_start[c][idx]
+                    cnt = self.lc_count[c][idx]
+                    if cnt == 0:
+                        continue
+                    self.lanes_reused += 1
+                    cm = &self.lc_mv[c][st]
+                    cs = &self.lc_sc[c][st]
+                    if best_only:
+                        for i in range(cnt):
+                            v = cs[i]
+                            if packed_tiles(cm[i]) == rack_n:
+                                v += out
+                            if found == 0 or v > best_val[0]:
+                                found = 1
+                                best_val[0] = v
+                                best_mv[0] = cm[i]
+                                best_sc[0] = cs[i]
+                        if found and best_val[0] >= stop_at:
+                            stopped[0] = True
+                            self.mg.n_moves = 0
+                            return 1
+                    else:
+                        while self.mg.n_moves + cnt > self.mg.cap_small:
+                            if not self.mg.grow_small():
+                                return -1
+                        memcpy(&self.mg.small_buf[self.mg.n_moves], cm, cnt * sizeof(uint64_t))
+                        memcpy(&self.mg.small_score[self.mg.n_moves], cs, cnt * sizeof(int32_t))
+                        self.mg.n_moves += cnt
+        if build:
+            n = self.mg.n_moves
+            if n > self.lc_cap[c]:
+                cm = <uint64_t*> realloc(self.lc_mv[c], n * sizeof(uint64_t))
+                if cm == NULL:
+                    return -1
+                self.lc_mv[c] = cm
+                cs = <int32_t*> realloc(self.lc_sc[c], n * sizeof(int32_t))
+                if cs == NULL:
+                    return -1
+                self.lc_sc[c] = cs
+                self.lc_cap[c] = n
+            memcpy(self.lc_mv[c], self.mg.small_buf, n * sizeof(uint64_t))
+            memcpy(self.lc_sc[c], self.mg.small_score, n * sizeof(int32_t))
+            memcpy(self.lc_dirty[c], dirty, 2 * MAX_BOARD_DIM)
+            self.lc_valid[c] = True
+        if best_only:
+            self.mg.n_moves = 0
+            return found
+        self.mg.record_pass()
+        return 0
+
     # ------------------------------------------------------------ leaf heuristic
 
     cdef int stuck_value(self, int player) noexcept nogil:
@@ -174,18 +353,43 @@ cdef class EndgameWorker:
                 v += self.g.racks[player][ml] * self.g.scores_tbl[ml]
         return v
 
-    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n) noexcept nogil:
+    cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n, int ply) noexcept nogil:
         """Greedy playout (reference section 13): each side plays its highest-scoring move; while the solving
         side's opponent holds stuck tiles, the solving side prefers plays that keep tiles (score minus
         f * (7 * tiles + 2 * face value), f = stuck share of the opponent's rack), for at most 25 moves.
-        Returns the final spread for the player on turn at the leaf."""
+        Returns the final spread for the player on turn at the leaf.
+
+        At a search leaf (ply >= 1) the first move comes from the leaf mover's move list by lane reuse (its
+        siblings share that rack), which also gives the stuck tiles when the leaf mover is the one they are
+        counted for; the value and the choice are those of the full generation."""
         cdef int leaf_p = self.g.on_turn
         cdef int solver = self.solver_player
         cdef int opp_total = self.g.rack_value(1 - solver)
-        cdef int stuck = self.stuck_value(1 - solver) if opp_total > 0 else 0
-        cdef int k = 0, i, mover, spread
-        cdef int64_t pass_val
+        cdef int stuck = 0
+        cdef int k = 0, i, mover, spread, ml, slot, face, nt
+        cdef int uses[MAX_ALPHABET]
+        cdef int64_t pass_val, v, best_v = 0
+        cdef uint64_t mv, code, best_mv = 0
+        cdef int32_t best_sc = 0
+        cdef bint listed = False, found
         cdef Move m
+        if ply >= 1 and self.lane_reuse and not self.g.over:
+            if leaf_p == 1 - solver or opp_total == 0:
+                listed = self.gen_reuse(ply, leaf_p, self.g.rack_value(1 - leaf_p), False, 0, 0, NULL, NULL,
+                                        NULL, INT64_MAX, NULL) >= 0
+                if listed and opp_total > 0:
+                    self.mg.tile_uses(uses)
+                    for ml in range(1, self.g.ld.size):
+                        if self.g.racks[leaf_p][ml] and uses[ml] == 0:
+                            stuck += self.g.racks[leaf_p][ml] * self.g.scores_tbl[ml]
+                elif opp_total > 0:
+                    stuck = self.stuck_value(1 - solver)
+            else:
+                stuck = self.stuck_value(1 - solver)
+                listed = self.gen_reuse(ply, leaf_p, self.g.rack_value(1 - leaf_p), False, 0, 0, NULL, NULL,
+                                        NULL, INT64_MAX, NULL) >= 0
+        elif opp_total > 0:
+            stuck = self.stuck_value(1 - solver)
         while not self.g.over and k < 25:
             mover = self.g.on_turn
             # the generator keeps the first placement of highest value in its order; the pass, last in that
@@ -196,12 +400,43 @@ cdef class EndgameWorker:
             else:
                 self.mg.set_eg_value(1, 0, 0, 0)
                 pass_val = 0
-            self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_EG_BEST, 0, False)
-            if self.mg.n_moves > 0 and self.mg.eg_best_value >= pass_val:
-                m = self.mg.move_buf[0]
+            if k == 0 and listed:
+                # the same choice from the listed moves (generation order, placements only)
+                found = False
+                for i in range(self.mg.n_moves):
+                    mv = self.mg.small_buf[i]
+                    if packed_kind(mv) != MOVE_PLACE:
+                        continue
+                    v = <int64_t> self.mg.small_score[i] * self.mg.eg_mul
+                    if self.mg.eg_tile_pen != 0 or self.mg.eg_face_pen != 0:
+                        nt = 0
+                        face = 0
+                        for slot in range(RACK_SIZE):
+                            code = (mv >> (13 + 7 * slot)) & 0x7F
+                            if code == 0:
+                                break
+                            nt += 1
+                            if not (code & 0x40):
+                                face += self.g.scores_tbl[code & 0x3F]
+                        v -= self.mg.eg_tile_pen * nt + self.mg.eg_face_pen * face
+                    if not found or v > best_v:
+                        found = True
+                        best_v = v
+                        best_mv = mv
+                        best_sc = self.mg.small_score[i]
+                if found and best_v >= pass_val:
+                    unpack_move(best_mv, self.g.board, &m)
+                    m.score = best_sc
+                else:
+                    memset(&m, 0, sizeof(Move))
+                    m.kind = MOVE_PASS
             else:
-                memset(&m, 0, sizeof(Move))
-                m.kind = MOVE_PASS
+                self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_EG_BEST, 0, False)
+                if self.mg.n_moves > 0 and self.mg.eg_best_value >= pass_val:
+                    m = self.mg.move_buf[0]
+                else:
+                    memset(&m, 0, sizeof(Move))
+                    m.kind = MOVE_PASS
             if rec_moves != NULL:
                 rec_moves[k] = pack_move(&m)
                 rec_scores[k] = m.score
@@ -221,7 +456,10 @@ cdef class EndgameWorker:
         cdef int p = self.g.on_turn
         cdef int spread = self.g.score[p] - self.g.score[1 - p]
         cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, best, i, j, n, base, k, flag
-        cdef int own_val, opp_val, rack_n, nt, est, kind, alpha_in
+        cdef int own_val, opp_val, rack_n, nt, est, kind, alpha_in, r, pass_v
+        cdef bint stopped, stand_pat
+        cdef int32_t sc = 0
+        cdef int64_t val = 0
         cdef uint64_t tt_move = 0, best_move = 0, mv
         cdef ArenaMove tmp
         cdef ArenaMove* a
@@ -237,9 +475,9 @@ cdef class EndgameWorker:
             if self.use_tt and self.tt.probe(self.g.hash, &tt_score, &tt_depth, &tt_flag, &tt_move):
                 if tt_flag == TT_EXACT:
                     return tt_score + spread
-                v = self.playout(NULL, NULL, NULL)
+                v = self.playout(NULL, NULL, NULL, ply)
                 return v
-            v = self.playout(NULL, NULL, NULL)
+            v = self.playout(NULL, NULL, NULL, ply)
             if self.use_tt:
                 self.tt.store(self.g.hash, v - spread, 0, TT_EXACT, 0)
             return v
@@ -272,20 +510,35 @@ cdef class EndgameWorker:
             # the children are leaves: their values follow from the move alone, nothing is played. The
             # generator keeps only the first placement of highest value in its order (what a scan of every
             # move would keep); the pass, generated last, replaces it only when strictly better
-            self.mg.set_eg_value(1, 2 * opp_val, 0, 0)
-            self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
-            if self.mg.n_moves > 0:
-                m = self.mg.move_buf[0]
-                best = spread + <int> self.mg.eg_best_value
-                best_move = pack_move(&m)
-                self.pv[ply][0] = best_move
-                self.pv_score[ply][0] = m.score
-                self.pv_len[ply] = 1
             if self.g.zeros + 1 >= self.g.max_zeros:
-                v = spread - own_val + opp_val
+                pass_v = spread - own_val + opp_val
             else:
-                v = spread
-            if v > best:
+                pass_v = spread
+            stopped = False
+            if self.d1_cut and pass_v >= beta:
+                # passing alone reaches beta: a lower bound without generating (fail high)
+                r = 0
+                stopped = True
+            else:
+                r = self.gen_reuse(ply, p, opp_val, True, 2 * opp_val, rack_n, &mv, &sc, &val,
+                                   (<int64_t> beta - spread) if self.d1_cut else INT64_MAX, &stopped)
+            if r < 0:
+                self.mg.set_eg_value(1, 2 * opp_val, 0, 0)
+                self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
+                r = 0
+                if self.mg.n_moves > 0:
+                    m = self.mg.move_buf[0]
+                    r = 1
+                    mv = pack_move(&m)
+                    sc = m.score
+                    val = self.mg.eg_best_value
+            if r == 1:
+                best = spread + <int> val
+                best_move = mv
+                self.pv[ply][0] = best_move
+                self.pv_score[ply][0] = sc
+                self.pv_len[ply] = 1
+            if pass_v > best:
                 m.kind = MOVE_PASS
                 m.score = 0
                 m.row = 0
@@ -293,15 +546,19 @@ cdef class EndgameWorker:
                 m.vertical = 0
                 m.length = 0
                 m.n_tiles = 0
-                best = v
+                best = pass_v
                 best_move = pack_move(&m)
                 self.pv[ply][0] = best_move
                 self.pv_score[ply][0] = 0
                 self.pv_len[ply] = 1
             if self.use_tt:
-                self.tt.store(self.g.hash, best - spread, 1, TT_EXACT, best_move)
+                # a search stopped at beta knows a lower bound only; passing first says nothing about the
+                # best move, so the table keeps the move it had (deeper iterations order by it)
+                self.tt.store(self.g.hash, best - spread, 1, TT_LOWER if stopped else TT_EXACT,
+                              tt_move if r == 0 and stopped else best_move)
             return best
-        self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
+        if self.gen_reuse(ply, p, opp_val, False, 0, 0, NULL, NULL, NULL, INT64_MAX, NULL) < 0:
+            self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
         base = self.atop
         if base + n > self.acap and not self.grow_arena(base + n):
@@ -328,6 +585,9 @@ cdef class EndgameWorker:
             a[i].est = est
         self.atop = base + n
         alpha_in = alpha
+        self.lc_valid[ply] = False      # the children's lane reuse starts afresh
+        # children at the last ply cut at once when passing reaches their beta (d1_cut): decided here unplayed
+        stand_pat = depth == 2 and self.d1_cut and not self.heuristics and self.g.max_zeros >= 2
         for i in range(n):
             # the children of a depth-1 node are leaves (greedy playouts), which never look at the flag
             if depth == 1 and i > 0 and not self.no_abort and \
@@ -351,19 +611,28 @@ cdef class EndgameWorker:
                 qsort(&a[i], n - i, sizeof(ArenaMove), arena_cmp_desc)
                 sorted_rest = True
             mv = a[i].move
-            unpack_move(mv, self.g.board, &m)
-            m.score = a[i].score
-            self.g.play_c(&m)
-            if i == 0:
-                v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
+            if stand_pat and packed_kind(mv) == MOVE_PLACE and packed_tiles(mv) < rack_n and \
+                    spread + a[i].score <= alpha:
+                # the child (last ply, the game goes on) would pass for at least its own beta (-alpha): its
+                # value -(spread + score) is a lower bound there, so this move is worth at most
+                # spread + score <= alpha here, known without playing it
+                self.nodes += 1
+                v = spread + a[i].score
             else:
-                v = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha, False)
-                if not self.aborted and alpha < v < beta:
+                unpack_move(mv, self.g.board, &m)
+                m.score = a[i].score
+                self.path_move[ply + 1] = m
+                self.g.play_c(&m)
+                if i == 0:
                     v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
-            self.g.undo_c()
-            if self.aborted:
-                self.atop = base
-                return 0
+                else:
+                    v = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha, False)
+                    if not self.aborted and alpha < v < beta:
+                        v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
+                self.g.undo_c()
+                if self.aborted:
+                    self.atop = base
+                    return 0
             if ply == 0:
                 if not self.root_have or v > self.root_best:
                     self.root_have = True
@@ -479,7 +748,7 @@ cdef class EndgameWorker:
         cdef int32_t scs[32]
         cdef int n = 0
         self.attach(game)
-        self.playout(mvs, scs, &n)
+        self.playout(mvs, scs, &n, -1)
         return [(mvs[i], scs[i]) for i in range(n)]
 
 
@@ -511,8 +780,12 @@ cdef class EndgameSolver:
     cdef Kwg kwg
     cdef LetterDistribution ld
     cdef int bingo_bonus
+    cdef public bint lane_reuse  # the workers' lane_reuse (children reuse a sibling's untouched lanes)
+    cdef public bint d1_cut      # the workers' d1_cut (the last ply stops at beta)
 
     def __init__(self, Kwg kwg, LetterDistribution ld, int tt_megabytes=256, int bingo_bonus=50):
+        self.lane_reuse = True
+        self.d1_cut = True
         self.kwg = kwg
         self.ld = ld
         self.bingo_bonus = bingo_bonus
@@ -537,6 +810,12 @@ cdef class EndgameSolver:
     @property
     def nodes(self):
         return sum((<EndgameWorker> w).nodes for w in self.workers)
+
+    @property
+    def lane_stats(self):
+        """(lanes generated, lanes reused) by lane reuse over every worker's searches (work counters)."""
+        return (sum((<EndgameWorker> w).lanes_generated for w in self.workers),
+                sum((<EndgameWorker> w).lanes_reused for w in self.workers))
 
     def solve(self, Game game, int plies, double max_time=0, int threads=1, bint first_win=False,
               bint heuristics=True, bint use_tt=True, progress=None):
@@ -570,6 +849,8 @@ cdef class EndgameSolver:
             w.deadline = deadline
             w.heuristics = heuristics
             w.use_tt = use_tt
+            w.lane_reuse = self.lane_reuse
+            w.d1_cut = self.d1_cut
             w.attach(root if i == 0 else root.clone())
         main = self.workers[0]
         alpha = -1 if first_win else -EG_INF

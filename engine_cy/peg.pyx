@@ -282,6 +282,15 @@ cdef class PegWorker:
     def set_deadline(self, double deadline):
         self.eg.deadline = deadline
 
+    def endgame_options(self, lane_reuse=None, d1_cut=None):
+        """The endgame searcher's speed options (for tests and benchmarks: results are the same either way);
+        returns the current (lane_reuse, d1_cut)."""
+        if lane_reuse is not None:
+            self.eg.lane_reuse = lane_reuse
+        if d1_cut is not None:
+            self.eg.d1_cut = d1_cut
+        return self.eg.lane_reuse, self.eg.d1_cut
+
     @property
     def stopped(self):
         return self.own_stop != 0
