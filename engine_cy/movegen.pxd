@@ -187,6 +187,11 @@ cdef class MoveGen:
     cdef public bint use_shadow           # shadow-bounded anchor search in best mode
     cdef public bint use_word_map         # 7-tile plays of best-mode searches from the word map
     cdef WordMap wmap                     # None when the alphabet does not fit its keys
+    cdef WordMap short_map                # words of 2..RACK_SIZE letters (the empty board); None: unusable
+    cdef public bint use_opening_map      # empty-board plays from short_map (best, all and top modes)
+    cdef bint gen_opening(self) noexcept nogil
+    cdef void opening_words(self, const WmSlot* s, int k, int c1, int c2, uint8_t mask, int first,
+                            int last) noexcept nogil
     cdef int max_tiles                    # the GADDAG search places at most this many tiles
     cdef uint64_t rack_k0, rack_k1        # word-map key of the rack's letters (blanks left out)
     cdef uint64_t bc_k0[BINGO_KEYS]

@@ -26,6 +26,40 @@ cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
 
+# Short word maps (2..RACK_SIZE letters, for empty-board generation), one per KWG, kept for the few most
+# recent KWGs (each entry holds its KWG, so an id is never reused while its entry lives).
+_SHORT_MAPS = {}
+_SHORT_MAPS_KEEP = 8
+
+
+def _short_map(Kwg kwg):
+    """The word map of kwg's words of 2..RACK_SIZE letters (shared by every generator on that KWG)."""
+    entry = _SHORT_MAPS.get(id(kwg))
+    if entry is not None and entry[0] is kwg:
+        return entry[1]
+    wm = WordMap(kwg, 2, RACK_SIZE)
+    if len(_SHORT_MAPS) >= _SHORT_MAPS_KEEP:
+        _SHORT_MAPS.pop(next(iter(_SHORT_MAPS)))
+    _SHORT_MAPS[id(kwg)] = (kwg, wm)
+    return wm
+
+
+cdef inline void _heap_sift(const equity_t* key, uint8_t* h, int i, int n) noexcept nogil:
+    """Sift entry i down a max-heap (by key[h[.]]) of n indices."""
+    cdef int c
+    cdef uint8_t t = h[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and key[h[c + 1]] > key[h[c]]:
+            c += 1
+        if key[h[c]] <= key[t]:
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = t
+
 
 cdef int _qsort_cmp(const void* a, const void* b) noexcept nogil:
     return move_cmp(<const Move*> a, <const Move*> b)
@@ -172,6 +206,11 @@ cdef class MoveGen:
         self.max_tiles = RACK_SIZE
         wm = kwg.word_map()
         self.wmap = wm if wm.usable and ld.size <= 33 else None
+        self.use_opening_map = True
+        self.short_map = None
+        if ld.size <= 33:
+            wm = _short_map(kwg)
+            self.short_map = wm if wm.usable else None
         if klv is not None:
             klv.kwg.ensure_counts()
 
@@ -947,6 +986,197 @@ cdef class MoveGen:
             elif e > self.best_extra_b[n - kept]:
                 self.best_extra_b[n - kept] = e
 
+    # ------------------------------------------------------------ the empty board from the short word map
+
+    cdef bint gen_opening(self) noexcept nogil:
+        """Empty board (best, all and top modes): every play is a word of 2..RACK_SIZE rack tiles through the
+        start square along its row, so each sub-multiset of the rack that leaves a kept multiset (prepare_leaves
+        listed them) is looked up in the short word map, once per naming of the blanks it plays, and its words
+        are placed at every start that covers the start square. In best mode the sub-multisets go best upper
+        bound first (their tile values against the highest letter multipliers a span of that length reaches,
+        times its highest word multiplier, plus the leave term) and the search stops once the bound falls
+        below the best move so far (equal bounds are still searched, for the tie-break). Returns False (nothing
+        done) when this path does not apply."""
+        cdef int dim = self.dim, sc = self.board.start_col, n = self.rack_tiles, size = self.ld.size
+        cdef int i, j, t, k, s, ml, cnt, nb, c1, c2, first, last, n_cand = 0, n_letters = 0, kept, top
+        cdef int lm_best[RACK_SIZE + 1][RACK_SIZE]
+        cdef int w_best[RACK_SIZE + 1]
+        cdef int span_lm[RACK_SIZE]
+        cdef int vals[RACK_SIZE]
+        cdef int letters[RACK_SIZE]
+        cdef int64_t score
+        cdef int w
+        cdef equity_t bound[128]
+        cdef uint8_t heap[128]
+        cdef uint64_t k0, k1, a0, a1, b0, b1
+        cdef uint8_t mask
+        cdef bint best = self.record_mode == RECORD_BEST
+        cdef const WmSlot* slot
+        if self.short_map is None or not self.use_opening_map or not self.use_word_map or dim > 32 or \
+                self.rack[0] > 2 or \
+                not (best or self.record_mode == RECORD_ALL or self.record_mode == RECORD_TOP_N):
+            return False
+        self.max_tiles = RACK_SIZE
+        self.cache_lane(0, self.board.start_row)
+        # per play length: the highest word multiplier of a span through the start square, and the
+        # elementwise highest of its letter multipliers sorted descending
+        for k in range(2, RACK_SIZE + 1):
+            w_best[k] = 0
+            for j in range(RACK_SIZE):
+                lm_best[k][j] = 0
+            for s in range(max(0, sc - k + 1), min(sc, dim - k) + 1):
+                w = 1
+                for j in range(k):
+                    w *= self.row_wm[s + j]
+                    t = j
+                    while t > 0 and span_lm[t - 1] < self.row_lm[s + j]:
+                        span_lm[t] = span_lm[t - 1]
+                        t -= 1
+                    span_lm[t] = self.row_lm[s + j]
+                if w > w_best[k]:
+                    w_best[k] = w
+                for j in range(k):
+                    if span_lm[j] > lm_best[k][j]:
+                        lm_best[k][j] = span_lm[j]
+        for ml in range(size):
+            if self.rack[ml] > 0:
+                letters[n_letters] = ml
+                n_letters += 1
+        # the candidates: each kept sub-multiset playing at least 2 tiles, with its bound
+        for i in range(self.n_sub_masks):
+            k = n - self.sub_sizes[i]
+            if k < 2:
+                continue
+            mask = self.sub_masks[i]
+            cnt = 0
+            for t in range(n_letters):
+                ml = letters[t]
+                kept = popcount64((mask >> self.first_bit[ml]) & ((1 << self.rack[ml]) - 1))
+                for j in range(self.rack[ml] - kept):
+                    if ml == 0:
+                        break
+                    s = cnt
+                    while s > 0 and vals[s - 1] < self.scores[ml]:
+                        vals[s] = vals[s - 1]
+                        s -= 1
+                    vals[s] = self.scores[ml]
+                    cnt += 1
+            score = 0
+            for j in range(cnt):
+                score += vals[j] * lm_best[k][j]
+            score *= w_best[k]
+            if k == RACK_SIZE:
+                score += self.bingo_bonus
+            bound[i] = <equity_t> (score * EQUITY_SCALE) + self.equity_for(0, k, mask)
+            heap[n_cand] = <uint8_t> i
+            n_cand += 1
+        if best:
+            for j in range(n_cand // 2 - 1, -1, -1):
+                _heap_sift(bound, heap, j, n_cand)
+        while n_cand > 0:
+            if best:
+                i = heap[0]
+                if self.has_best and bound[i] < self.best.equity:
+                    break
+                n_cand -= 1
+                heap[0] = heap[n_cand]
+                _heap_sift(bound, heap, 0, n_cand)
+            else:
+                n_cand -= 1
+                i = heap[n_cand]
+            mask = self.sub_masks[i]
+            k = n - self.sub_sizes[i]
+            first = max(0, sc - k + 1)
+            last = min(sc, dim - k)
+            k0 = 0
+            k1 = 0
+            nb = 0
+            for t in range(n_letters):
+                ml = letters[t]
+                kept = popcount64((mask >> self.first_bit[ml]) & ((1 << self.rack[ml]) - 1))
+                if ml == 0:
+                    nb = self.rack[0] - kept
+                    continue
+                for j in range(self.rack[ml] - kept):
+                    wm_add(&k0, &k1, ml)
+            if nb == 0:
+                slot = self.short_map.find(k0, k1)
+                if slot != NULL:
+                    self.opening_words(slot, k, 0, 0, mask, first, last)
+                continue
+            for c1 in range(1, size):
+                a0 = k0
+                a1 = k1
+                wm_add(&a0, &a1, c1)
+                if nb == 1:
+                    slot = self.short_map.find(a0, a1)
+                    if slot != NULL:
+                        self.opening_words(slot, k, c1, 0, mask, first, last)
+                    continue
+                for c2 in range(c1, size):
+                    b0 = a0
+                    b1 = a1
+                    wm_add(&b0, &b1, c2)
+                    slot = self.short_map.find(b0, b1)
+                    if slot != NULL:
+                        self.opening_words(slot, k, c1, c2, mask, first, last)
+        return True
+
+    cdef void opening_words(self, const WmSlot* s, int k, int c1, int c2, uint8_t mask, int first,
+                            int last) noexcept nogil:
+        """Record every word of class s (k letters) at each start first..last of the cached start row, the
+        played multiset leaving `mask`; c1 / c2 (0: none) are the letters the played blanks stand for (at most two), put on
+        every choice of copies of them."""
+        cdef int w, j, j2, sq, sq2, st, main, W, score, b
+        cdef const uint8_t* word
+        cdef ml_t x
+        cdef bint ok
+        cdef uint8_t saved_mask = self.cur_mask
+        self.tiles_played = k
+        self.cur_mask = mask
+        for w in range(<int> s.count):
+            word = &self.short_map.letters[s.start + w * k]
+            for st in range(first, last + 1):
+                ok = True
+                main = 0
+                W = 1
+                for j in range(k):
+                    sq = st + j
+                    x = word[j]
+                    if not ((self.row_cs[sq] >> x) & 1):
+                        ok = False
+                        break
+                    main += self.scores[x] * self.row_lm[sq]
+                    W *= self.row_wm[sq]
+                    self.strip[sq] = x
+                if not ok:
+                    continue
+                score = main * W
+                if k == RACK_SIZE:
+                    score += self.bingo_bonus
+                if c1 == 0:
+                    self.record_place(st, st + k - 1, score)
+                    continue
+                for j in range(k):
+                    if word[j] != c1:
+                        continue
+                    sq = st + j
+                    b = score - self.scores[c1] * self.row_lm[sq] * W
+                    self.strip[sq] = <ml_t> (c1 | 0x80)
+                    if c2 == 0:
+                        self.record_place(st, st + k - 1, b)
+                    else:
+                        for j2 in range(j + 1 if c2 == c1 else 0, k):
+                            if word[j2] != c2 or j2 == j:
+                                continue
+                            sq2 = st + j2
+                            self.strip[sq2] = <ml_t> (c2 | 0x80)
+                            self.record_place(st, st + k - 1, b - self.scores[c2] * self.row_lm[sq2] * W)
+                            self.strip[sq2] = <ml_t> c2
+                    self.strip[sq] = <ml_t> c1
+        self.tiles_played = 0
+        self.cur_mask = saved_mask
+
     # ------------------------------------------------------------ 7-tile plays from the word map
 
     cdef bint begin_bingos(self) noexcept nogil:
@@ -954,7 +1184,8 @@ cdef class MoveGen:
         map (gen_bingos, called per lane) and the GADDAG search stops at 6 tiles (max_tiles)."""
         cdef int ml, k
         self.max_tiles = RACK_SIZE
-        if not (self.use_word_map and self.wmap is not None and self.dim <= 15 and self.rack_tiles == RACK_SIZE):
+        if not (self.use_word_map and self.wmap is not None and self.dim <= 15 and self.rack_tiles == RACK_SIZE
+                and self.rack[0] <= 2):   # (blanks are named by at most two nested loops)
             return False
         self.max_tiles = RACK_SIZE - 1
         self.bc_n = 0
@@ -1177,7 +1408,9 @@ cdef class MoveGen:
         self.board_empty = self.board.n_tiles == 0
         if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
             self.exchanges()
-        if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
+        if self.rack_tiles > 0 and self.board_empty and self.gen_opening():
+            pass
+        elif self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
             self.begin_bingos()
