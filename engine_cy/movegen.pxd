@@ -1,5 +1,5 @@
 from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
-from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET
+from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET, RACK_SIZE
 from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
@@ -100,6 +100,13 @@ cdef struct ExtEntry:
     uint8_t letters[MAX_BOARD_DIM]     # the lane's tiles as letters (blanks by their letter), 0 = empty
     uint64_t ext[MAX_BOARD_DIM]        # per square: letters that can extend the neighbouring runs
 
+cdef struct OpenCand:
+    equity_t bound            # upper bound on the equity of its plays
+    uint64_t k0, k1           # word-map key of the played letters (blanks left out)
+    uint8_t mask              # kept tiles (canonical leave mask)
+    uint8_t k                 # tiles played
+    uint8_t nb                # blanks played
+
 cdef struct AnchorBound:
     int dir, lane, col, last  # last = previous anchor in the lane (bounds the left part)
     equity_t bound            # shadow upper bound on equity (millipoints) of the pass being searched
@@ -190,6 +197,20 @@ cdef class MoveGen:
     cdef WordMap short_map                # words of 2..RACK_SIZE letters (the empty board); None: unusable
     cdef public bint use_opening_map      # empty-board plays from short_map (best, all and top modes)
     cdef bint gen_opening(self) noexcept nogil
+    cdef void opening_dfs(self, int t, int k, int nvals, uint8_t mask, uint64_t k0, uint64_t k1,
+                          int nb) noexcept nogil
+    # gen_opening's scratch: the rack's letters (highest value first), the multipliers by play length, the
+    # played values so far, and the candidate sub-multisets
+    cdef int op_letters[RACK_SIZE]
+    cdef int op_n_letters
+    cdef int op_lm[RACK_SIZE + 1][RACK_SIZE]
+    cdef int op_w[RACK_SIZE + 1]
+    cdef int op_vals[RACK_SIZE]
+    cdef OpenCand op_cand[128]
+    cdef int op_n
+    cdef int op_key_dim, op_key_sc          # op_lm / op_w are for this start row's premiums (dim 0: none)
+    cdef uint8_t op_key_lm[MAX_BOARD_DIM]
+    cdef uint8_t op_key_wm[MAX_BOARD_DIM]
     cdef void opening_words(self, const WmSlot* s, int k, int c1, int c2, uint8_t mask, int first,
                             int last) noexcept nogil
     cdef int max_tiles                    # the GADDAG search places at most this many tiles

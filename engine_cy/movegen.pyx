@@ -207,6 +207,7 @@ cdef class MoveGen:
         wm = kwg.word_map()
         self.wmap = wm if wm.usable and ld.size <= 33 else None
         self.use_opening_map = True
+        self.op_key_dim = 0
         self.short_map = None
         if ld.size <= 33:
             wm = _short_map(kwg)
@@ -990,21 +991,16 @@ cdef class MoveGen:
 
     cdef bint gen_opening(self) noexcept nogil:
         """Empty board (best, all and top modes): every play is a word of 2..RACK_SIZE rack tiles through the
-        start square along its row, so each sub-multiset of the rack that leaves a kept multiset (prepare_leaves
-        listed them) is looked up in the short word map, once per naming of the blanks it plays, and its words
+        start square along its row, so each sub-multiset of the rack (opening_dfs lists them) is looked up in
+        the short word map, once per naming of the blanks it plays, and its words
         are placed at every start that covers the start square. In best mode the sub-multisets go best upper
         bound first (their tile values against the highest letter multipliers a span of that length reaches,
         times its highest word multiplier, plus the leave term) and the search stops once the bound falls
         below the best move so far (equal bounds are still searched, for the tie-break). Returns False (nothing
         done) when this path does not apply."""
-        cdef int dim = self.dim, sc = self.board.start_col, n = self.rack_tiles, size = self.ld.size
-        cdef int i, j, t, k, s, ml, cnt, nb, c1, c2, first, last, n_cand = 0, n_letters = 0, kept, top
-        cdef int lm_best[RACK_SIZE + 1][RACK_SIZE]
-        cdef int w_best[RACK_SIZE + 1]
+        cdef int dim = self.dim, sc = self.board.start_col, size = self.ld.size
+        cdef int i, j, t, k, s, ml, c1, c2, first, last, n_cand
         cdef int span_lm[RACK_SIZE]
-        cdef int vals[RACK_SIZE]
-        cdef int letters[RACK_SIZE]
-        cdef int64_t score
         cdef int w
         cdef equity_t bound[128]
         cdef uint8_t heap[128]
@@ -1012,6 +1008,7 @@ cdef class MoveGen:
         cdef uint8_t mask
         cdef bint best = self.record_mode == RECORD_BEST
         cdef const WmSlot* slot
+        cdef OpenCand* cand
         if self.short_map is None or not self.use_opening_map or not self.use_word_map or dim > 32 or \
                 self.rack[0] > 2 or \
                 not (best or self.record_mode == RECORD_ALL or self.record_mode == RECORD_TOP_N):
@@ -1019,11 +1016,21 @@ cdef class MoveGen:
         self.max_tiles = RACK_SIZE
         self.cache_lane(0, self.board.start_row)
         # per play length: the highest word multiplier of a span through the start square, and the
-        # elementwise highest of its letter multipliers sorted descending
-        for k in range(2, RACK_SIZE + 1):
-            w_best[k] = 0
+        # elementwise highest of its letter multipliers sorted descending (kept while the start row's
+        # premiums and start square stay the same)
+        if self.op_key_dim == dim and self.op_key_sc == sc and \
+                memcmp(self.op_key_lm, self.row_lm, dim) == 0 and memcmp(self.op_key_wm, self.row_wm, dim) == 0:
+            k = RACK_SIZE + 1      # (skips the loop)
+        else:
+            k = 2
+            self.op_key_dim = dim
+            self.op_key_sc = sc
+            memcpy(self.op_key_lm, self.row_lm, dim)
+            memcpy(self.op_key_wm, self.row_wm, dim)
+        while k <= RACK_SIZE:
+            self.op_w[k] = 0
             for j in range(RACK_SIZE):
-                lm_best[k][j] = 0
+                self.op_lm[k][j] = 0
             for s in range(max(0, sc - k + 1), min(sc, dim - k) + 1):
                 w = 1
                 for j in range(k):
@@ -1033,43 +1040,28 @@ cdef class MoveGen:
                         span_lm[t] = span_lm[t - 1]
                         t -= 1
                     span_lm[t] = self.row_lm[s + j]
-                if w > w_best[k]:
-                    w_best[k] = w
+                if w > self.op_w[k]:
+                    self.op_w[k] = w
                 for j in range(k):
-                    if span_lm[j] > lm_best[k][j]:
-                        lm_best[k][j] = span_lm[j]
+                    if span_lm[j] > self.op_lm[k][j]:
+                        self.op_lm[k][j] = span_lm[j]
+            k += 1
+        # the rack's letters, highest value first (so the played values come out sorted)
+        self.op_n_letters = 0
         for ml in range(size):
             if self.rack[ml] > 0:
-                letters[n_letters] = ml
-                n_letters += 1
-        # the candidates: each kept sub-multiset playing at least 2 tiles, with its bound
-        for i in range(self.n_sub_masks):
-            k = n - self.sub_sizes[i]
-            if k < 2:
-                continue
-            mask = self.sub_masks[i]
-            cnt = 0
-            for t in range(n_letters):
-                ml = letters[t]
-                kept = popcount64((mask >> self.first_bit[ml]) & ((1 << self.rack[ml]) - 1))
-                for j in range(self.rack[ml] - kept):
-                    if ml == 0:
-                        break
-                    s = cnt
-                    while s > 0 and vals[s - 1] < self.scores[ml]:
-                        vals[s] = vals[s - 1]
-                        s -= 1
-                    vals[s] = self.scores[ml]
-                    cnt += 1
-            score = 0
-            for j in range(cnt):
-                score += vals[j] * lm_best[k][j]
-            score *= w_best[k]
-            if k == RACK_SIZE:
-                score += self.bingo_bonus
-            bound[i] = <equity_t> (score * EQUITY_SCALE) + self.equity_for(0, k, mask)
-            heap[n_cand] = <uint8_t> i
-            n_cand += 1
+                t = self.op_n_letters
+                while t > 0 and self.scores[self.op_letters[t - 1]] < self.scores[ml]:
+                    self.op_letters[t] = self.op_letters[t - 1]
+                    t -= 1
+                self.op_letters[t] = ml
+                self.op_n_letters += 1
+        self.op_n = 0
+        self.opening_dfs(0, 0, 0, 0, 0, 0, 0)
+        n_cand = self.op_n
+        for i in range(n_cand):
+            bound[i] = self.op_cand[i].bound
+            heap[i] = <uint8_t> i
         if best:
             for j in range(n_cand // 2 - 1, -1, -1):
                 _heap_sift(bound, heap, j, n_cand)
@@ -1084,31 +1076,21 @@ cdef class MoveGen:
             else:
                 n_cand -= 1
                 i = heap[n_cand]
-            mask = self.sub_masks[i]
-            k = n - self.sub_sizes[i]
+            cand = &self.op_cand[i]
+            mask = cand.mask
+            k = cand.k
             first = max(0, sc - k + 1)
             last = min(sc, dim - k)
-            k0 = 0
-            k1 = 0
-            nb = 0
-            for t in range(n_letters):
-                ml = letters[t]
-                kept = popcount64((mask >> self.first_bit[ml]) & ((1 << self.rack[ml]) - 1))
-                if ml == 0:
-                    nb = self.rack[0] - kept
-                    continue
-                for j in range(self.rack[ml] - kept):
-                    wm_add(&k0, &k1, ml)
-            if nb == 0:
-                slot = self.short_map.find(k0, k1)
+            if cand.nb == 0:
+                slot = self.short_map.find(cand.k0, cand.k1)
                 if slot != NULL:
                     self.opening_words(slot, k, 0, 0, mask, first, last)
                 continue
             for c1 in range(1, size):
-                a0 = k0
-                a1 = k1
+                a0 = cand.k0
+                a1 = cand.k1
                 wm_add(&a0, &a1, c1)
-                if nb == 1:
+                if cand.nb == 1:
                     slot = self.short_map.find(a0, a1)
                     if slot != NULL:
                         self.opening_words(slot, k, c1, 0, mask, first, last)
@@ -1121,6 +1103,42 @@ cdef class MoveGen:
                     if slot != NULL:
                         self.opening_words(slot, k, c1, c2, mask, first, last)
         return True
+
+    cdef void opening_dfs(self, int t, int k, int nvals, uint8_t mask, uint64_t k0, uint64_t k1,
+                          int nb) noexcept nogil:
+        """gen_opening's candidates: every way to play c copies of each rack letter (letters op_letters[t:]),
+        with k tiles played so far, their values in op_vals[:nvals] (descending), kept mask, key and blanks."""
+        cdef int ml, r, c, j
+        cdef int64_t score
+        cdef OpenCand* cand
+        if t == self.op_n_letters:
+            if k < 2:
+                return
+            score = 0
+            for j in range(nvals):
+                score += self.op_vals[j] * self.op_lm[k][j]
+            score *= self.op_w[k]
+            if k == RACK_SIZE:
+                score += self.bingo_bonus
+            cand = &self.op_cand[self.op_n]
+            self.op_n += 1
+            cand.bound = <equity_t> (score * EQUITY_SCALE) + self.equity_for(0, k, mask)
+            cand.k0 = k0
+            cand.k1 = k1
+            cand.mask = mask
+            cand.k = <uint8_t> k
+            cand.nb = <uint8_t> nb
+            return
+        ml = self.op_letters[t]
+        r = self.rack[ml]
+        for c in range(r + 1):
+            # c copies played, r - c kept (the lowest bits of the letter's block: the canonical mask)
+            self.opening_dfs(t + 1, k + c, nvals if ml == 0 else nvals + c,
+                             mask | <uint8_t> (((1 << (r - c)) - 1) << self.first_bit[ml]), k0, k1,
+                             c if ml == 0 else nb)
+            if ml != 0 and c < r:
+                self.op_vals[nvals + c] = self.scores[ml]
+                wm_add(&k0, &k1, ml)
 
     cdef void opening_words(self, const WmSlot* s, int k, int c1, int c2, uint8_t mask, int first,
                             int last) noexcept nogil:
@@ -1368,8 +1386,17 @@ cdef class MoveGen:
         exchanged tiles in letter order; in best mode only those whose equity can still win are built."""
         cdef int i, ml, k, n_exch, kept
         cdef uint8_t mask
-        cdef equity_t eq
+        cdef equity_t eq, top = -2147483647
         cdef Move m
+        cdef bint best = self.record_mode == RECORD_BEST
+        if best:
+            # only the exchanges of the highest equity can be the best move: find it first
+            for i in range(self.n_sub_masks):
+                n_exch = self.rack_tiles - self.sub_sizes[i]
+                if n_exch != 0:
+                    eq = self.equity_for(0, n_exch, self.sub_masks[i])
+                    if eq > top:
+                        top = eq
         for i in range(self.n_sub_masks):
             mask = self.sub_masks[i]
             n_exch = self.rack_tiles - self.sub_sizes[i]
@@ -1377,7 +1404,7 @@ cdef class MoveGen:
                 continue
             self.n_exchanges += 1
             eq = self.equity_for(0, n_exch, mask)
-            if self.record_mode == RECORD_BEST and self.has_best and eq < self.best.equity:
+            if best and (eq < top or (self.has_best and eq < self.best.equity)):
                 continue
             m.kind = MOVE_EXCHANGE
             m.score = 0
