@@ -111,6 +111,7 @@ cdef struct AnchorBound:
     int dir, lane, col, last  # last = previous anchor in the lane (bounds the left part)
     equity_t bound            # shadow upper bound on equity (millipoints) of the pass being searched
     equity_t bound2           # with a blank on the rack: the bound of plays that use a blank
+    int id                    # row of MoveGen.anchor_kb holding the anchor's bounds by tiles played
 
 cimport cython
 
@@ -121,6 +122,7 @@ cdef class MoveGen:
     cdef readonly LetterDistribution ld
     cdef const uint32_t* nodes
     cdef const uint64_t* child_masks      # Kwg.ensure_child_masks: O(1) child lookup
+    cdef const uint64_t* klv_masks        # the same for the leave graph (NULL without leaves)
     cdef int32_t scores[MAX_ALPHABET]
     cdef bint vowel[MAX_ALPHABET]
     cdef uint64_t all_letters
@@ -188,6 +190,11 @@ cdef class MoveGen:
     cdef readonly long n_passes
 
     cdef AnchorBound anchors[2 * MAX_BOARD_DIM * MAX_BOARD_DIM]
+    # per anchor (AnchorBound.id): the bound of its plays of exactly k tiles (k < 8), without a blank and
+    # with one; it caps the tiles the anchor's search places
+    cdef equity_t anchor_kb[2 * MAX_BOARD_DIM * MAX_BOARD_DIM][8]
+    cdef equity_t anchor_kb2[2 * MAX_BOARD_DIM * MAX_BOARD_DIM][8]
+    cdef bint kb_blank_pass                # search_anchors reads anchor_kb2 (the pass of plays using a blank)
     cdef int rack_vals[8]                 # rack tile values, descending (blank 0)
     cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played (plays without a blank)
     cdef equity_t best_extra_b[8]         # the same for plays that use a blank (-inf: no such play)
@@ -232,7 +239,8 @@ cdef class MoveGen:
     cdef bint lane_playable(self, int d, int lane) noexcept nogil
     cdef const uint64_t* lane_ext(self) noexcept nogil
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil
-    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil
+    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
+                           equity_t* kb2) noexcept nogil
     cdef bint begin_bingos(self) noexcept nogil
     cdef void gen_bingos(self) noexcept nogil
     cdef (int, int) shadow_insert(self, int x, int j, int W, int vmax, int* sorted_c, int* sorted_u, int u,

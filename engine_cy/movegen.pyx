@@ -212,8 +212,11 @@ cdef class MoveGen:
         if ld.size <= 33:
             wm = _short_map(kwg)
             self.short_map = wm if wm.usable else None
+        self.klv_masks = NULL
         if klv is not None:
             klv.kwg.ensure_counts()
+            klv.kwg.ensure_child_masks()
+            self.klv_masks = klv.kwg.child_masks
 
     def __dealloc__(self):
         free(self.small_buf)
@@ -288,6 +291,7 @@ cdef class MoveGen:
         cdef const uint32_t* nodes
         cdef const uint32_t* counts
         cdef uint32_t q
+        cdef uint64_t cm
         cdef int64_t b
         while ml < size and self.rack[ml] == 0:
             ml += 1
@@ -307,7 +311,8 @@ cdef class MoveGen:
         for c in range(1, self.rack[ml] + 1):
             if p != 0:
                 b = base + counts[p]
-                q = kwg_seek(nodes, p, ml)
+                cm = self.klv_masks[p]    # the list's tiles: the node of ml is found by counting the smaller
+                q = p + <uint32_t> popcount64(cm & (((<uint64_t> 1) << ml) - 1)) if (cm >> ml) & 1 else 0
                 if q == 0:
                     p = 0
                     rank = -1
@@ -773,14 +778,16 @@ cdef class MoveGen:
             self.recursive_gen(idx, self.kwg.gaddag_root, idx, idx, 0, 1, 0)
             self.last_anchor_col = idx
 
-    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil:
+    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
+                           equity_t* kb2) noexcept nogil:
         """Upper bounds on the equity of the plays generated from this anchor (row cache must hold its lane):
         `bound` for plays that use no blank, `bound2` for plays that use one (best_extra / best_extra_b hold
         the leave terms; -inf where no such play can exist).
 
         Every span [left, right] around the anchor that a play could cover is bounded by pairing the
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
-        ignoring which letters fit, plus the best leave term for that many tiles played."""
+        ignoring which letters fit, plus the best leave term for that many tiles played. kb[k] / kb2[k]
+        receive the same bounds for the plays of exactly k tiles."""
         cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, W, fixed, cross_const, capped
         cdef int sorted_c[RACK_SIZE + 1]
         cdef int sorted_u[RACK_SIZE + 1]
@@ -791,6 +798,9 @@ cdef class MoveGen:
         cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
         if n > self.max_tiles:
             n = self.max_tiles
+        for k in range(RACK_SIZE + 1):
+            kb[k] = -2147483647
+            kb2[k] = -2147483647
         left = anchor
         while left > last_anchor and left >= 0:
             if self.row_tiles[left] == 0 and (self.row_cs[left] & usable) == 0:
@@ -844,11 +854,16 @@ cdef class MoveGen:
                 if k == RACK_SIZE:
                     score += self.bingo_bonus
                 eq = <equity_t> (score * EQUITY_SCALE)
-                if self.best_extra[k] > -2147483647 and eq + self.best_extra[k] > best:
-                    best = eq + self.best_extra[k]
-                if self.best_extra_b[k] > -2147483647 and eq + self.best_extra_b[k] > best2:
-                    best2 = eq + self.best_extra_b[k]
+                if self.best_extra[k] > -2147483647 and eq + self.best_extra[k] > kb[k]:
+                    kb[k] = eq + self.best_extra[k]
+                if self.best_extra_b[k] > -2147483647 and eq + self.best_extra_b[k] > kb2[k]:
+                    kb2[k] = eq + self.best_extra_b[k]
             left -= 1
+        for k in range(RACK_SIZE + 1):
+            if kb[k] > best:
+                best = kb[k]
+            if kb2[k] > best2:
+                best2 = kb2[k]
         bound[0] = best
         bound2[0] = best2
 
@@ -909,7 +924,8 @@ cdef class MoveGen:
                     if not ((self.anchor_bits >> idx) & 1):
                         continue
                     if self.row_cs[idx] != 0:
-                        self.shadow_bound(idx, last, &b1, &b2)
+                        self.shadow_bound(idx, last, &b1, &b2, &self.anchor_kb[n_anchors][0],
+                                          &self.anchor_kb2[n_anchors][0])
                         if b1 > -2147483647 or b2 > -2147483647:
                             anc[n_anchors].dir = d
                             anc[n_anchors].lane = lane
@@ -917,9 +933,11 @@ cdef class MoveGen:
                             anc[n_anchors].last = last
                             anc[n_anchors].bound = b1
                             anc[n_anchors].bound2 = b2
+                            anc[n_anchors].id = n_anchors
                             n_anchors += 1
                     last = idx
         self.dir = -1
+        self.kb_blank_pass = False
         if nb > 0:
             # plays that keep the blanks: search with them held back (the leave masks still count them)
             self.rack[0] = 0
@@ -929,13 +947,15 @@ cdef class MoveGen:
             self.rack_tiles += nb
             for a in range(n_anchors):
                 anc[a].bound = anc[a].bound2
+            self.kb_blank_pass = True
         self.search_anchors(n_anchors)
 
     cdef void search_anchors(self, int n_anchors) noexcept nogil:
         """Search the anchors best `bound` first while the bound can still reach the best move."""
         cdef AnchorBound* anc = self.anchors
         cdef AnchorBound top
-        cdef int a, n = n_anchors
+        cdef int a, n = n_anchors, k, saved_max = self.max_tiles
+        cdef const equity_t* kb
         # a binary heap in _anchor_cmp order (a total order, so anchors come out exactly as a full sort would
         # give them), popped lazily: the search usually stops long before the last anchor; popping swaps the
         # top to the end, so every entry stays in the array for the blank pass
@@ -953,7 +973,15 @@ cdef class MoveGen:
                 self.cache_lane(top.dir, top.lane)
             self.anchor_col = top.col
             self.last_anchor_col = top.last
+            # no play of more tiles than the largest count whose bound still reaches the best move
+            k = saved_max
+            if self.has_best:
+                kb = &self.anchor_kb2[top.id][0] if self.kb_blank_pass else &self.anchor_kb[top.id][0]
+                while k > 0 and kb[k] < self.best.equity:
+                    k -= 1
+            self.max_tiles = k
             self.recursive_gen(top.col, self.kwg.gaddag_root, top.col, top.col, 0, 1, 0)
+            self.max_tiles = saved_max
 
     cdef void prepare_shadow(self) noexcept nogil:
         """Rack values sorted descending and the best leave term for each number of tiles played, for plays
