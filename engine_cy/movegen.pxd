@@ -243,8 +243,6 @@ cdef class MoveGen:
                            equity_t* kb2) noexcept nogil
     cdef bint begin_bingos(self) noexcept nogil
     cdef void gen_bingos(self) noexcept nogil
-    cdef (int, int) shadow_insert(self, int x, int j, int W, int vmax, int* sorted_c, int* sorted_u, int u,
-                                  int capped) noexcept nogil
     cdef int bingo_classes(self, uint64_t k0, uint64_t k1) noexcept nogil
     cdef void place_bingos(self, int left, int right, int e) noexcept nogil
     cdef void record_bingo(self, int left, int right, const uint8_t* word, int score, int W, int b1,
@@ -270,6 +268,8 @@ cdef class MoveGen:
     cdef void gen_lane(self) noexcept nogil
     cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,
                             int main_score, int word_mult, int cross_total) noexcept nogil
+    cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
+                              int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil

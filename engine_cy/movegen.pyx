@@ -44,6 +44,27 @@ def _short_map(Kwg kwg):
     return wm
 
 
+cdef inline void _shadow_insert(int c, int cap, int vmax, int j, int* sorted_c, int* sorted_u, int* u,
+                                int* capped) noexcept nogil:
+    """Shadow bound: insert an empty square's coefficient c into sorted_c (holding j entries, descending), and
+    into sorted_u (u[0] entries) when the square accepts the rack's highest value (cap >= vmax), else add
+    c * cap (its best accepted value) to capped[0]."""
+    cdef int t = j
+    while t > 0 and sorted_c[t - 1] < c:
+        sorted_c[t] = sorted_c[t - 1]
+        t -= 1
+    sorted_c[t] = c
+    if cap < vmax:
+        capped[0] += c * cap
+        return
+    t = u[0]
+    while t > 0 and sorted_u[t - 1] < c:
+        sorted_u[t] = sorted_u[t - 1]
+        t -= 1
+    sorted_u[t] = c
+    u[0] += 1
+
+
 cdef inline void _heap_sift(const equity_t* key, uint8_t* h, int i, int n) noexcept nogil:
     """Sift entry i down a max-heap (by key[h[.]]) of n indices."""
     cdef int c
@@ -518,7 +539,8 @@ cdef class MoveGen:
         cdef ml_t ml
         cdef uint8_t bit
         cdef uint32_t n
-        cdef bint acc
+        cdef bint acc, left, no_side, can_record
+        cdef int lm, wm_sq, wm, cross_lm, val, dim
         if node == 0:
             return
         kids = self.child_masks[node]
@@ -533,6 +555,25 @@ cdef class MoveGen:
         if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
             return
         cs = self.row_cs[col] & kids & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
+        if cs == 0:
+            return
+        # what every tile placed on this square shares: its multipliers, its cross word's fixed part, and
+        # which side of the anchor it extends (go_fresh)
+        lm = self.row_lm[col]
+        wm_sq = self.row_wm[col]
+        wm = word_mult * wm_sq
+        cross_lm = 0
+        if (self.cross_bits >> col) & 1:
+            cross_total += self.row_csc[col] * wm_sq
+            cross_lm = lm * wm_sq
+        dim = self.dim
+        left = col <= self.anchor_col
+        if left:
+            no_side = col == 0 or self.row_tiles[col - 1] == 0
+            can_record = no_side and (self.anchor_col == dim - 1 or self.row_tiles[self.anchor_col + 1] == 0)
+        else:
+            no_side = col == dim - 1 or self.row_tiles[col + 1] == 0
+            can_record = no_side
         while cs != 0:
             ml = <ml_t> ctz64(cs)
             cs &= cs - 1
@@ -541,6 +582,7 @@ cdef class MoveGen:
             child = n & KWG_ARC_MASK
             acc = (n & KWG_ACCEPTS) != 0
             if self.rack[ml] > 0:
+                val = self.scores[ml]
                 bit = <uint8_t> (1 << (self.first_bit[ml] + self.rack[ml] - 1))
                 self.rack[ml] -= 1
                 if self.rack[ml] == 0:
@@ -548,7 +590,9 @@ cdef class MoveGen:
                 self.rack_tiles -= 1
                 self.tiles_played += 1
                 self.cur_mask ^= bit
-                self.go_on(col, ml, child, acc, leftstrip, rightstrip, main_score, word_mult, cross_total)
+                self.strip[col] = ml
+                self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
+                              main_score + val * lm, wm, cross_total + val * cross_lm)
                 self.cur_mask ^= bit
                 self.tiles_played -= 1
                 self.rack_tiles += 1
@@ -561,11 +605,43 @@ cdef class MoveGen:
                 self.rack_tiles -= 1
                 self.tiles_played += 1
                 self.cur_mask ^= bit
-                self.go_on(col, ml | 0x80, child, acc, leftstrip, rightstrip, main_score, word_mult, cross_total)
+                self.strip[col] = ml | 0x80
+                self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
+                              main_score, wm, cross_total)
                 self.cur_mask ^= bit
                 self.tiles_played -= 1
                 self.rack_tiles += 1
                 self.rack[0] += 1
+
+    cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
+                              int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil:
+        """go_on for a tile just placed from the rack on empty square col (strip and scores already updated):
+        record the play when `record` (the word ends here and the squares past both ends are free), then
+        extend it left (or across the separator) or right. no_side: the square beyond col on its side is
+        free."""
+        cdef int score
+        if left:
+            if record:
+                score = main_score * word_mult + cross_total
+                if self.tiles_played == RACK_SIZE:
+                    score += self.bingo_bonus
+                self.record_place(col, rightstrip, score)
+            if node == 0:
+                return
+            if col > 0 and col - 1 != self.last_anchor_col:
+                self.recursive_gen(col - 1, node, col, rightstrip, main_score, word_mult, cross_total)
+            # the separator, when present, is the first sibling (tile 0 sorts first)
+            if kwg_tile(self.nodes, node) == 0 and no_side and self.anchor_col < self.dim - 1:
+                self.recursive_gen(self.anchor_col + 1, kwg_arc(self.nodes, node), col, rightstrip,
+                                   main_score, word_mult, cross_total)
+        else:
+            if record:
+                score = main_score * word_mult + cross_total
+                if self.tiles_played == RACK_SIZE:
+                    score += self.bingo_bonus
+                self.record_place(leftstrip, col, score)
+            if node != 0 and col < self.dim - 1:
+                self.recursive_gen(col + 1, node, leftstrip, col, main_score, word_mult, cross_total)
 
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil:
@@ -788,7 +864,7 @@ cdef class MoveGen:
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
         ignoring which letters fit, plus the best leave term for that many tiles played. kb[k] / kb2[k]
         receive the same bounds for the plays of exactly k tiles."""
-        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, W, fixed, cross_const, capped
+        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, W, fixed, cross_const, capped, x
         cdef int sorted_c[RACK_SIZE + 1]
         cdef int sorted_u[RACK_SIZE + 1]
         cdef int empties[RACK_SIZE + 1]
@@ -832,9 +908,14 @@ cdef class MoveGen:
                         u = 0
                         capped = 0
                         for j in range(k):
-                            u, capped = self.shadow_insert(empties[j], j, W, vmax, sorted_c, sorted_u, u, capped)
+                            x = empties[j]
+                            _shadow_insert(self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x]
+                                                                 if ((self.cross_bits >> x) & 1) else 0),
+                                           self.row_cap[x], vmax, j, sorted_c, sorted_u, &u, &capped)
                     else:
-                        u, capped = self.shadow_insert(i, k - 1, W, vmax, sorted_c, sorted_u, u, capped)
+                        _shadow_insert(self.row_lm[i] * W + (self.row_lm[i] * wm
+                                                             if ((self.cross_bits >> i) & 1) else 0),
+                                       self.row_cap[i], vmax, k - 1, sorted_c, sorted_u, &u, &capped)
                 if i < anchor or k == 0 or i == left:
                     continue  # a one-square span forms no word in this lane (a one-tile play is a cross play)
                 if i < dim - 1 and self.row_tiles[i + 1] != 0:
@@ -866,25 +947,6 @@ cdef class MoveGen:
                 best2 = kb2[k]
         bound[0] = best
         bound2[0] = best2
-
-    cdef inline (int, int) shadow_insert(self, int x, int j, int W, int vmax, int* sorted_c, int* sorted_u,
-                                         int u, int capped) noexcept nogil:
-        """Insert empty square x's coefficient into sorted_c (holding j entries, descending), and into sorted_u
-        (u entries) or the capped sum; returns the new (u, capped)."""
-        cdef int c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if ((self.cross_bits >> x) & 1) else 0)
-        cdef int t = j
-        while t > 0 and sorted_c[t - 1] < c:
-            sorted_c[t] = sorted_c[t - 1]
-            t -= 1
-        sorted_c[t] = c
-        if self.row_cap[x] < vmax:
-            return u, capped + c * self.row_cap[x]
-        t = u
-        while t > 0 and sorted_u[t - 1] < c:
-            sorted_u[t] = sorted_u[t - 1]
-            t -= 1
-        sorted_u[t] = c
-        return u + 1, capped
 
     cdef void gen_best_shadow(self) noexcept nogil:
         """Best-move generation. With a full rack and a usable word map, every 7-tile play comes from the
