@@ -270,6 +270,7 @@ cdef class MoveGen:
                             int main_score, int word_mult, int cross_total) noexcept nogil
     cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
                               int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil
+    cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil

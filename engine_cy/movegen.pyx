@@ -628,7 +628,7 @@ cdef class MoveGen:
                 self.record_place(col, rightstrip, score)
             if node == 0:
                 return
-            if col > 0 and col - 1 != self.last_anchor_col:
+            if col > 0 and col - 1 != self.last_anchor_col and self.may_extend(col - 1, node):
                 self.recursive_gen(col - 1, node, col, rightstrip, main_score, word_mult, cross_total)
             # the separator, when present, is the first sibling (tile 0 sorts first)
             if kwg_tile(self.nodes, node) == 0 and no_side and self.anchor_col < self.dim - 1:
@@ -640,8 +640,18 @@ cdef class MoveGen:
                 if self.tiles_played == RACK_SIZE:
                     score += self.bingo_bonus
                 self.record_place(leftstrip, col, score)
-            if node != 0 and col < self.dim - 1:
+            if node != 0 and col < self.dim - 1 and self.may_extend(col + 1, node):
                 self.recursive_gen(col + 1, node, leftstrip, col, main_score, word_mult, cross_total)
+
+    cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil:
+        """False when recursive_gen(col, node, ...) would return at once: col is empty and no rack tile can
+        go there (no tile left to place, or none that both continues the node's words and fits the square)."""
+        if self.row_tiles[col] != 0:
+            return True
+        if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
+            return False
+        return (self.row_cs[col] & self.child_masks[node] &
+                (self.all_letters if self.rack[0] > 0 else self.rack_bits)) != 0
 
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil:
@@ -670,7 +680,7 @@ cdef class MoveGen:
                 self.record_place(leftstrip, rightstrip, score)
             if node == 0:
                 return
-            if col > 0 and col - 1 != self.last_anchor_col:
+            if col > 0 and col - 1 != self.last_anchor_col and self.may_extend(col - 1, node):
                 self.recursive_gen(col - 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
             # the separator, when present, is the first sibling (tile 0 sorts first)
             if kwg_tile(self.nodes, node) == 0 and no_left and self.anchor_col < dim - 1:
@@ -684,7 +694,7 @@ cdef class MoveGen:
                 if self.tiles_played == RACK_SIZE:
                     score += self.bingo_bonus
                 self.record_place(leftstrip, rightstrip, score)
-            if node != 0 and col < dim - 1:
+            if node != 0 and col < dim - 1 and self.may_extend(col + 1, node):
                 self.recursive_gen(col + 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
 
     cdef void cache_lane(self, int d, int lane) noexcept nogil:
