@@ -970,7 +970,17 @@ cdef class MoveGen:
         cdef AnchorBound* anc = self.anchors
         cdef bint bingos = self.begin_bingos()
         cdef equity_t b1, b2
+        cdef int by_value[MAX_ALPHABET]     # the rack's letters (not the blank), highest value first
+        cdef int n_by_value = 0, t
         self.prepare_shadow()
+        for ml in range(1, self.ld.size):
+            if self.rack[ml] > 0:
+                t = n_by_value
+                while t > 0 and self.scores[by_value[t - 1]] < self.scores[ml]:
+                    by_value[t] = by_value[t - 1]
+                    t -= 1
+                by_value[t] = ml
+                n_by_value += 1
         for d in range(2):
             if self.board_empty and d == 1:
                 break
@@ -983,14 +993,14 @@ cdef class MoveGen:
                 if bingos:
                     self.gen_bingos()
                 for idx in range(self.dim):
+                    # the highest value of a rack letter (not the blank) the square accepts
                     self.row_cap[idx] = 0
                     if self.row_tiles[idx] == 0:
-                        letters = self.row_cs[idx] & self.rack_bits
-                        while letters != 0:
-                            ml = ctz64(letters)
-                            letters &= letters - 1
-                            if self.scores[ml] > self.row_cap[idx]:
-                                self.row_cap[idx] = self.scores[ml]
+                        letters = self.row_cs[idx]
+                        for t in range(n_by_value):
+                            if (letters >> by_value[t]) & 1:
+                                self.row_cap[idx] = self.scores[by_value[t]]
+                                break
                 last = -100
                 for idx in range(self.dim):
                     if not ((self.anchor_bits >> idx) & 1):
