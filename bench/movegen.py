@@ -1,5 +1,6 @@
 """Move generation speed: one line per fixed position,
-`NAME us_all=X us_best=Y moves=N` (median microseconds per generation, single thread).
+`NAME us_all=X us_best=Y moves=N` (median CPU microseconds per generation, single thread: process time,
+so other load on the machine counts little).
 
 us_all records every move (unsorted, as the search modules use it); us_best keeps only the best.
 Run: .venv/bin/python bench/movegen.py [--data-dir DIR] [--reps R]
@@ -34,10 +35,10 @@ POSITIONS = [
 def median_us(fn, reps: int, batch: int) -> float:
     samples = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for _ in range(batch):
             fn()
-        samples.append((time.perf_counter() - t0) / batch * 1e6)
+        samples.append((time.process_time() - t0) / batch * 1e6)
     return statistics.median(samples)
 
 

@@ -10,17 +10,30 @@ MAGPIE's are its process's CPU time (children rusage) minus the CPU time of the 
 amount of work (start-up, lexicon and word-map loading), so both columns count the work only. Each row
 reports the median of --rounds interleaved runs.
 
+Move generation rows (genbest: best move, empty board, AEINQST; genannopy: every move, CSW21 ?ANNOPY;
+genblanks: every move, empty board, ??AEIRS): MAGPIE's command line cannot time one generation (its `gen`
+command prints the board and the ranked list each time, which costs more than the generation), so these rows
+compile a small timing harness (HARNESS_C below, our code) against the MAGPIE build's own object files
+(--magpie-src, default: the directory above the binary's bin/, which must hold src/ and obj/release-*/) with
+its release flags. The harness loads the position with MAGPIE's `cgp` command, then times --gen-reps calls of
+its generate_moves (MOVE_RECORD_BEST, or MOVE_RECORD_ALL into a list large enough to keep every move, left
+unsorted as its generator leaves it) with CLOCK_PROCESS_CPUTIME_ID, excluding start-up; the project's column
+times as many MoveGen.generate calls (mode best, or all with sort=False) with process_time. Both use their
+word maps.
+
 Run: .venv/bin/python bench/vs_magpie.py [--magpie PATH] [--rounds 3] [--games 1000] [--rows selfplay,passfirst,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
 import statistics
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +41,7 @@ from endgame import bag_empty_position
 
 from engine_cy.autoplay import AutoplayWorker, game_seed
 from engine_cy.endgame import EndgameSolver
+from engine_cy.movegen import MoveGen
 from macondo_server.config import Settings
 from macondo_server.formats import new_board, parse_cgp, write_cgp
 from macondo_server.gamestate import game_from_position, position_from_game
@@ -36,6 +50,94 @@ from macondo_server.lexicon import LexiconRegistry
 from _shared import SHARED, shared_lexica
 
 CASES = SHARED / "cases" / "cases.jsonl"
+EMPTY = "/".join(["15"] * 15)
+ANNOPY = ("BEDEL10/R1R9U2/O1IT1Q5OM2/W1BIDI4YUM2/N2XI5AT3/E3G4T1R3/S1VOILE2OKA3/T3T1DISPACED1/9AWE1O1/9Z1s1FA/"
+          "14R/13GO/13AH/3JUVIE4UTA/INRO3FLENCHES ?ANNOPY/AEGILNS 344/368 0")
+# row: (lexicon, CGP board/racks/scores/zeros, mode, generations per timed run)
+GEN_ROWS = {
+    "genbest": ("NWL20", f"{EMPTY} AEINQST/ 0/0 0", "best", 20000),
+    "genannopy": ("CSW21", ANNOPY, "all", 300),
+    "genblanks": ("NWL20", f"{EMPTY} ??AEIRS/ 0/0 0", "all", 40),
+}
+
+# The timing harness for MAGPIE's move generator (compiled against a MAGPIE build; see the docstring).
+HARNESS_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "src/impl/config.h"
+#include "src/impl/move_gen.h"
+
+static void run(Config *config, const char *cmd) {
+  ErrorStack *es = error_stack_create();
+  thread_control_set_status(config_get_thread_control(config), THREAD_CONTROL_STATUS_STARTED);
+  config_load_command(config, cmd, es);
+  if (error_stack_is_empty(es)) config_execute_command(config, es);
+  if (!error_stack_is_empty(es)) { fprintf(stderr, "error in: %s\n", cmd); error_stack_print_and_reset(es); exit(1); }
+  error_stack_destroy(es);
+  thread_control_set_status(config_get_thread_control(config), THREAD_CONTROL_STATUS_FINISHED);
+}
+
+static double cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) { fprintf(stderr, "usage: harness LEXICON CGP best|all REPS\n"); return 2; }
+  ErrorStack *es = error_stack_create();
+  ConfigArgs args = {.data_paths = "./data", .settings_filename = NULL, .use_wmp = true};
+  Config *config = config_create(&args, es);
+  if (!error_stack_is_empty(es)) { error_stack_print_and_reset(es); return 1; }
+  char buf[4096];
+  run(config, "set -threads 1 -savesettings false -numplays 15");
+  snprintf(buf, sizeof buf, "set -lex %s -wmp true", argv[1]);
+  run(config, buf);
+  snprintf(buf, sizeof buf, "cgp %s", argv[2]);
+  run(config, buf);
+  bool best = strcmp(argv[3], "best") == 0;
+  int reps = atoi(argv[4]);
+  MoveList *ml = move_list_create(best ? 1 : 1000000);
+  MoveGenArgs g = {
+      .game = config_get_game(config),
+      .move_list = ml,
+      .move_record_type = best ? MOVE_RECORD_BEST : MOVE_RECORD_ALL,
+      .move_sort_type = MOVE_SORT_EQUITY,
+      .override_kwg = NULL,
+      .eq_margin_movegen = 0,
+      .target_equity = EQUITY_MAX_VALUE,
+      .target_leave_size_for_exchange_cutoff = UNSET_LEAVE_SIZE,
+  };
+  generate_moves(&g);
+  int n = move_list_get_count(ml);
+  double t0 = cpu_now();
+  for (int i = 0; i < reps; i++) generate_moves(&g);
+  double t = cpu_now() - t0;
+  printf("moves=%d cpu_s=%.6f\n", n, t);
+  move_list_destroy(ml);
+  config_destroy(config);
+  error_stack_destroy(es);
+  return 0;
+}
+"""
+
+
+def build_harness(src_dir: Path) -> Path:
+    """Compile HARNESS_C against the MAGPIE build in src_dir (cached by source and object list)."""
+    objs = sorted(str(p) for p in src_dir.glob("obj/release-b15-r7/src/**/*.o"))
+    if not objs or not (src_dir / "src" / "impl" / "move_gen.h").is_file():
+        raise RuntimeError(f"{src_dir} does not hold a MAGPIE release build (src/ and obj/release-b15-r7/)")
+    key = hashlib.sha256((HARNESS_C + str(src_dir) + "".join(objs)).encode()).hexdigest()[:12]
+    out = Path(tempfile.gettempdir()) / f"macondo-magpie-gen-{key}"
+    if not out.is_file():
+        c_file = out.with_suffix(".c")
+        c_file.write_text(HARNESS_C)
+        subprocess.run(["gcc", "-O3", "-flto", "-march=native", "-DNDEBUG", "-DBOARD_DIM=15", "-DRACK_SIZE=7",
+                        f"-I{src_dir}", str(c_file), *objs, "-o", str(out), "-pthread", "-lm"],
+                       check=True, capture_output=True, cwd=str(src_dir))
+    return out
 
 
 def magpie_cpu(binary: str, commands: list[str]) -> tuple[float, str]:
@@ -63,7 +165,10 @@ def main() -> None:
     ap.add_argument("--magpie", default=os.environ.get("MAGPIE_BIN"))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--games", type=int, default=1000)
-    ap.add_argument("--rows", default="selfplay,passfirst,eldar,seed4,seed2,seed3")
+    ap.add_argument("--rows", default="selfplay,genbest,genannopy,genblanks,passfirst,eldar,seed4,seed2,seed3")
+    ap.add_argument("--magpie-src", default=None,
+                    help="MAGPIE source tree with its release build (move generation rows; default: beside --magpie)")
+    ap.add_argument("--gen-scale", type=float, default=1.0, help="scale the generations per timed run")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     reg = LexiconRegistry(Settings.load(args.data_dir))
@@ -73,6 +178,10 @@ def main() -> None:
             c = json.loads(line)
             cases[c["id"]] = c
     rows = args.rows.split(",")
+    harness = None
+    if args.magpie and any(r in GEN_ROWS for r in rows):
+        src = Path(args.magpie_src) if args.magpie_src else Path(args.magpie).resolve().parent.parent
+        harness = build_harness(src)
     nwl = reg.get("NWL20")
     head: list[str] = []
 
@@ -108,6 +217,35 @@ def main() -> None:
 
         return project, magpie
 
+    def gen_row(row: str):
+        lex_name, cgp, mode, reps = GEN_ROWS[row]
+        reps = max(1, int(reps * args.gen_scale))
+        lex = reg.get(lex_name)
+        pos = parse_cgp(cgp + f" lex {lex_name};")
+        gen = MoveGen(lex.kwg, lex.ld, lex.klv)
+        rack = pos.racks[0]
+        bag = max(0, sum(pos.unseen_counts(0)) - 7)
+
+        def project() -> float:
+            n = gen.generate(pos.board, rack, bag, mode=mode, sort=False)
+            t0 = time.process_time()
+            for _ in range(reps):
+                gen.generate(pos.board, rack, bag, mode=mode, sort=False)
+            t = time.process_time() - t0
+            project.detail = f"{n} moves"
+            return t / reps * 1e6
+
+        def magpie() -> float:
+            proc = subprocess.run([str(harness), lex_name, cgp, mode, str(reps)], capture_output=True, text=True,
+                                  cwd=str(Path(args.magpie).resolve().parent.parent), timeout=3600)
+            if proc.returncode != 0 or "cpu_s=" not in proc.stdout:
+                raise RuntimeError(f"MAGPIE harness failed on {row}: {(proc.stdout + proc.stderr)[-400:]}")
+            fields = dict(f.split("=") for f in proc.stdout.split())
+            magpie.detail = f"{fields['moves']} moves"
+            return float(fields["cpu_s"]) / reps * 1e6
+
+        return project, magpie
+
     work = {}
     if "selfplay" in rows:
         work["selfplay"] = (selfplay_project, selfplay_magpie)
@@ -121,6 +259,9 @@ def main() -> None:
             g = bag_empty_position(nwl, seed)
             cgp = write_cgp(position_from_game(g, {"lex": "NWL20"}))
             work[row] = endgame_row(nwl, cgp, 8, False)
+    for row in GEN_ROWS:
+        if row in rows:
+            work[row] = gen_row(row)
     for row, (project, magpie) in work.items():
         ours, theirs = [], []
         for _ in range(args.rounds):
@@ -128,12 +269,13 @@ def main() -> None:
             if args.magpie:
                 theirs.append(magpie())
         mo = statistics.median(ours)
-        line = f"{row:10s} project_cpu_s={mo:8.3f}"
+        unit = "us" if row in GEN_ROWS else "s"
+        line = f"{row:10s} project_cpu_{unit}={mo:8.3f}"
         if row == "selfplay":
             line += f" ({args.games / mo:7.1f} games/s)"
         if theirs:
             mt = statistics.median(theirs)
-            line += f" magpie_cpu_s={mt:8.3f}"
+            line += f" magpie_cpu_{unit}={mt:8.3f}"
             if row == "selfplay":
                 line += f" ({args.games / mt:7.1f} games/s)"
             line += f" ratio={mo / mt:5.2f}"

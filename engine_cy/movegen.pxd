@@ -1,5 +1,5 @@
 from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
-from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET
+from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET, RACK_SIZE
 from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
@@ -100,10 +100,18 @@ cdef struct ExtEntry:
     uint8_t letters[MAX_BOARD_DIM]     # the lane's tiles as letters (blanks by their letter), 0 = empty
     uint64_t ext[MAX_BOARD_DIM]        # per square: letters that can extend the neighbouring runs
 
+cdef struct OpenCand:
+    equity_t bound            # upper bound on the equity of its plays
+    uint64_t k0, k1           # word-map key of the played letters (blanks left out)
+    uint8_t mask              # kept tiles (canonical leave mask)
+    uint8_t k                 # tiles played
+    uint8_t nb                # blanks played
+
 cdef struct AnchorBound:
     int dir, lane, col, last  # last = previous anchor in the lane (bounds the left part)
     equity_t bound            # shadow upper bound on equity (millipoints) of the pass being searched
     equity_t bound2           # with a blank on the rack: the bound of plays that use a blank
+    int id                    # row of MoveGen.anchor_kb holding the anchor's bounds by tiles played
 
 cimport cython
 
@@ -114,6 +122,7 @@ cdef class MoveGen:
     cdef readonly LetterDistribution ld
     cdef const uint32_t* nodes
     cdef const uint64_t* child_masks      # Kwg.ensure_child_masks: O(1) child lookup
+    cdef const uint64_t* klv_masks        # the same for the leave graph (NULL without leaves)
     cdef int32_t scores[MAX_ALPHABET]
     cdef bint vowel[MAX_ALPHABET]
     cdef uint64_t all_letters
@@ -181,12 +190,36 @@ cdef class MoveGen:
     cdef readonly long n_passes
 
     cdef AnchorBound anchors[2 * MAX_BOARD_DIM * MAX_BOARD_DIM]
+    # per anchor (AnchorBound.id): the bound of its plays of exactly k tiles (k < 8), without a blank and
+    # with one; it caps the tiles the anchor's search places
+    cdef equity_t anchor_kb[2 * MAX_BOARD_DIM * MAX_BOARD_DIM][8]
+    cdef equity_t anchor_kb2[2 * MAX_BOARD_DIM * MAX_BOARD_DIM][8]
+    cdef bint kb_blank_pass                # search_anchors reads anchor_kb2 (the pass of plays using a blank)
     cdef int rack_vals[8]                 # rack tile values, descending (blank 0)
     cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played (plays without a blank)
     cdef equity_t best_extra_b[8]         # the same for plays that use a blank (-inf: no such play)
     cdef public bint use_shadow           # shadow-bounded anchor search in best mode
     cdef public bint use_word_map         # 7-tile plays of best-mode searches from the word map
     cdef WordMap wmap                     # None when the alphabet does not fit its keys
+    cdef WordMap short_map                # words of 2..RACK_SIZE letters (the empty board); None: unusable
+    cdef public bint use_opening_map      # empty-board plays from short_map (best, all and top modes)
+    cdef bint gen_opening(self) noexcept nogil
+    cdef void opening_dfs(self, int t, int k, int nvals, uint8_t mask, uint64_t k0, uint64_t k1,
+                          int nb) noexcept nogil
+    # gen_opening's scratch: the rack's letters (highest value first), the multipliers by play length, the
+    # played values so far, and the candidate sub-multisets
+    cdef int op_letters[RACK_SIZE]
+    cdef int op_n_letters
+    cdef int op_lm[RACK_SIZE + 1][RACK_SIZE]
+    cdef int op_w[RACK_SIZE + 1]
+    cdef int op_vals[RACK_SIZE]
+    cdef OpenCand op_cand[128]
+    cdef int op_n
+    cdef int op_key_dim, op_key_sc          # op_lm / op_w are for this start row's premiums (dim 0: none)
+    cdef uint8_t op_key_lm[MAX_BOARD_DIM]
+    cdef uint8_t op_key_wm[MAX_BOARD_DIM]
+    cdef void opening_words(self, const WmSlot* s, int k, int c1, int c2, uint8_t mask, int first,
+                            int last) noexcept nogil
     cdef int max_tiles                    # the GADDAG search places at most this many tiles
     cdef uint64_t rack_k0, rack_k1        # word-map key of the rack's letters (blanks left out)
     cdef uint64_t bc_k0[BINGO_KEYS]
@@ -206,11 +239,10 @@ cdef class MoveGen:
     cdef bint lane_playable(self, int d, int lane) noexcept nogil
     cdef const uint64_t* lane_ext(self) noexcept nogil
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil
-    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil
+    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
+                           equity_t* kb2) noexcept nogil
     cdef bint begin_bingos(self) noexcept nogil
     cdef void gen_bingos(self) noexcept nogil
-    cdef (int, int) shadow_insert(self, int x, int j, int W, int vmax, int* sorted_c, int* sorted_u, int u,
-                                  int capped) noexcept nogil
     cdef int bingo_classes(self, uint64_t k0, uint64_t k1) noexcept nogil
     cdef void place_bingos(self, int left, int right, int e) noexcept nogil
     cdef void record_bingo(self, int left, int right, const uint8_t* word, int score, int W, int b1,
@@ -236,6 +268,9 @@ cdef class MoveGen:
     cdef void gen_lane(self) noexcept nogil
     cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,
                             int main_score, int word_mult, int cross_total) noexcept nogil
+    cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
+                              int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil
+    cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil
     cdef void record_place(self, int leftstrip, int rightstrip, int score) noexcept nogil

@@ -26,6 +26,61 @@ cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
 
+# Short word maps (2..RACK_SIZE letters, for empty-board generation), one per KWG, kept for the few most
+# recent KWGs (each entry holds its KWG, so an id is never reused while its entry lives).
+_SHORT_MAPS = {}
+_SHORT_MAPS_KEEP = 8
+
+
+def _short_map(Kwg kwg):
+    """The word map of kwg's words of 2..RACK_SIZE letters (shared by every generator on that KWG)."""
+    entry = _SHORT_MAPS.get(id(kwg))
+    if entry is not None and entry[0] is kwg:
+        return entry[1]
+    wm = WordMap(kwg, 2, RACK_SIZE)
+    if len(_SHORT_MAPS) >= _SHORT_MAPS_KEEP:
+        _SHORT_MAPS.pop(next(iter(_SHORT_MAPS)))
+    _SHORT_MAPS[id(kwg)] = (kwg, wm)
+    return wm
+
+
+cdef inline void _shadow_insert(int c, int cap, int vmax, int j, int* sorted_c, int* sorted_u, int* u,
+                                int* capped) noexcept nogil:
+    """Shadow bound: insert an empty square's coefficient c into sorted_c (holding j entries, descending), and
+    into sorted_u (u[0] entries) when the square accepts the rack's highest value (cap >= vmax), else add
+    c * cap (its best accepted value) to capped[0]."""
+    cdef int t = j
+    while t > 0 and sorted_c[t - 1] < c:
+        sorted_c[t] = sorted_c[t - 1]
+        t -= 1
+    sorted_c[t] = c
+    if cap < vmax:
+        capped[0] += c * cap
+        return
+    t = u[0]
+    while t > 0 and sorted_u[t - 1] < c:
+        sorted_u[t] = sorted_u[t - 1]
+        t -= 1
+    sorted_u[t] = c
+    u[0] += 1
+
+
+cdef inline void _heap_sift(const equity_t* key, uint8_t* h, int i, int n) noexcept nogil:
+    """Sift entry i down a max-heap (by key[h[.]]) of n indices."""
+    cdef int c
+    cdef uint8_t t = h[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and key[h[c + 1]] > key[h[c]]:
+            c += 1
+        if key[h[c]] <= key[t]:
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = t
+
 
 cdef int _qsort_cmp(const void* a, const void* b) noexcept nogil:
     return move_cmp(<const Move*> a, <const Move*> b)
@@ -172,8 +227,17 @@ cdef class MoveGen:
         self.max_tiles = RACK_SIZE
         wm = kwg.word_map()
         self.wmap = wm if wm.usable and ld.size <= 33 else None
+        self.use_opening_map = True
+        self.op_key_dim = 0
+        self.short_map = None
+        if ld.size <= 33:
+            wm = _short_map(kwg)
+            self.short_map = wm if wm.usable else None
+        self.klv_masks = NULL
         if klv is not None:
             klv.kwg.ensure_counts()
+            klv.kwg.ensure_child_masks()
+            self.klv_masks = klv.kwg.child_masks
 
     def __dealloc__(self):
         free(self.small_buf)
@@ -248,6 +312,7 @@ cdef class MoveGen:
         cdef const uint32_t* nodes
         cdef const uint32_t* counts
         cdef uint32_t q
+        cdef uint64_t cm
         cdef int64_t b
         while ml < size and self.rack[ml] == 0:
             ml += 1
@@ -267,7 +332,8 @@ cdef class MoveGen:
         for c in range(1, self.rack[ml] + 1):
             if p != 0:
                 b = base + counts[p]
-                q = kwg_seek(nodes, p, ml)
+                cm = self.klv_masks[p]    # the list's tiles: the node of ml is found by counting the smaller
+                q = p + <uint32_t> popcount64(cm & (((<uint64_t> 1) << ml) - 1)) if (cm >> ml) & 1 else 0
                 if q == 0:
                     p = 0
                     rank = -1
@@ -473,7 +539,8 @@ cdef class MoveGen:
         cdef ml_t ml
         cdef uint8_t bit
         cdef uint32_t n
-        cdef bint acc
+        cdef bint acc, left, no_side, can_record
+        cdef int lm, wm_sq, wm, cross_lm, val, dim
         if node == 0:
             return
         kids = self.child_masks[node]
@@ -488,6 +555,25 @@ cdef class MoveGen:
         if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
             return
         cs = self.row_cs[col] & kids & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
+        if cs == 0:
+            return
+        # what every tile placed on this square shares: its multipliers, its cross word's fixed part, and
+        # which side of the anchor it extends (go_fresh)
+        lm = self.row_lm[col]
+        wm_sq = self.row_wm[col]
+        wm = word_mult * wm_sq
+        cross_lm = 0
+        if (self.cross_bits >> col) & 1:
+            cross_total += self.row_csc[col] * wm_sq
+            cross_lm = lm * wm_sq
+        dim = self.dim
+        left = col <= self.anchor_col
+        if left:
+            no_side = col == 0 or self.row_tiles[col - 1] == 0
+            can_record = no_side and (self.anchor_col == dim - 1 or self.row_tiles[self.anchor_col + 1] == 0)
+        else:
+            no_side = col == dim - 1 or self.row_tiles[col + 1] == 0
+            can_record = no_side
         while cs != 0:
             ml = <ml_t> ctz64(cs)
             cs &= cs - 1
@@ -496,6 +582,7 @@ cdef class MoveGen:
             child = n & KWG_ARC_MASK
             acc = (n & KWG_ACCEPTS) != 0
             if self.rack[ml] > 0:
+                val = self.scores[ml]
                 bit = <uint8_t> (1 << (self.first_bit[ml] + self.rack[ml] - 1))
                 self.rack[ml] -= 1
                 if self.rack[ml] == 0:
@@ -503,7 +590,9 @@ cdef class MoveGen:
                 self.rack_tiles -= 1
                 self.tiles_played += 1
                 self.cur_mask ^= bit
-                self.go_on(col, ml, child, acc, leftstrip, rightstrip, main_score, word_mult, cross_total)
+                self.strip[col] = ml
+                self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
+                              main_score + val * lm, wm, cross_total + val * cross_lm)
                 self.cur_mask ^= bit
                 self.tiles_played -= 1
                 self.rack_tiles += 1
@@ -516,11 +605,53 @@ cdef class MoveGen:
                 self.rack_tiles -= 1
                 self.tiles_played += 1
                 self.cur_mask ^= bit
-                self.go_on(col, ml | 0x80, child, acc, leftstrip, rightstrip, main_score, word_mult, cross_total)
+                self.strip[col] = ml | 0x80
+                self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
+                              main_score, wm, cross_total)
                 self.cur_mask ^= bit
                 self.tiles_played -= 1
                 self.rack_tiles += 1
                 self.rack[0] += 1
+
+    cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
+                              int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil:
+        """go_on for a tile just placed from the rack on empty square col (strip and scores already updated):
+        record the play when `record` (the word ends here and the squares past both ends are free), then
+        extend it left (or across the separator) or right. no_side: the square beyond col on its side is
+        free."""
+        cdef int score
+        if left:
+            if record:
+                score = main_score * word_mult + cross_total
+                if self.tiles_played == RACK_SIZE:
+                    score += self.bingo_bonus
+                self.record_place(col, rightstrip, score)
+            if node == 0:
+                return
+            if col > 0 and col - 1 != self.last_anchor_col and self.may_extend(col - 1, node):
+                self.recursive_gen(col - 1, node, col, rightstrip, main_score, word_mult, cross_total)
+            # the separator, when present, is the first sibling (tile 0 sorts first)
+            if kwg_tile(self.nodes, node) == 0 and no_side and self.anchor_col < self.dim - 1:
+                self.recursive_gen(self.anchor_col + 1, kwg_arc(self.nodes, node), col, rightstrip,
+                                   main_score, word_mult, cross_total)
+        else:
+            if record:
+                score = main_score * word_mult + cross_total
+                if self.tiles_played == RACK_SIZE:
+                    score += self.bingo_bonus
+                self.record_place(leftstrip, col, score)
+            if node != 0 and col < self.dim - 1 and self.may_extend(col + 1, node):
+                self.recursive_gen(col + 1, node, leftstrip, col, main_score, word_mult, cross_total)
+
+    cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil:
+        """False when recursive_gen(col, node, ...) would return at once: col is empty and no rack tile can
+        go there (no tile left to place, or none that both continues the node's words and fits the square)."""
+        if self.row_tiles[col] != 0:
+            return True
+        if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
+            return False
+        return (self.row_cs[col] & self.child_masks[node] &
+                (self.all_letters if self.rack[0] > 0 else self.rack_bits)) != 0
 
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil:
@@ -549,7 +680,7 @@ cdef class MoveGen:
                 self.record_place(leftstrip, rightstrip, score)
             if node == 0:
                 return
-            if col > 0 and col - 1 != self.last_anchor_col:
+            if col > 0 and col - 1 != self.last_anchor_col and self.may_extend(col - 1, node):
                 self.recursive_gen(col - 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
             # the separator, when present, is the first sibling (tile 0 sorts first)
             if kwg_tile(self.nodes, node) == 0 and no_left and self.anchor_col < dim - 1:
@@ -563,7 +694,7 @@ cdef class MoveGen:
                 if self.tiles_played == RACK_SIZE:
                     score += self.bingo_bonus
                 self.record_place(leftstrip, rightstrip, score)
-            if node != 0 and col < dim - 1:
+            if node != 0 and col < dim - 1 and self.may_extend(col + 1, node):
                 self.recursive_gen(col + 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
 
     cdef void cache_lane(self, int d, int lane) noexcept nogil:
@@ -733,15 +864,17 @@ cdef class MoveGen:
             self.recursive_gen(idx, self.kwg.gaddag_root, idx, idx, 0, 1, 0)
             self.last_anchor_col = idx
 
-    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2) noexcept nogil:
+    cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
+                           equity_t* kb2) noexcept nogil:
         """Upper bounds on the equity of the plays generated from this anchor (row cache must hold its lane):
         `bound` for plays that use no blank, `bound2` for plays that use one (best_extra / best_extra_b hold
         the leave terms; -inf where no such play can exist).
 
         Every span [left, right] around the anchor that a play could cover is bounded by pairing the
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
-        ignoring which letters fit, plus the best leave term for that many tiles played."""
-        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, W, fixed, cross_const, capped
+        ignoring which letters fit, plus the best leave term for that many tiles played. kb[k] / kb2[k]
+        receive the same bounds for the plays of exactly k tiles."""
+        cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, W, fixed, cross_const, capped, x
         cdef int sorted_c[RACK_SIZE + 1]
         cdef int sorted_u[RACK_SIZE + 1]
         cdef int empties[RACK_SIZE + 1]
@@ -751,6 +884,9 @@ cdef class MoveGen:
         cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
         if n > self.max_tiles:
             n = self.max_tiles
+        for k in range(RACK_SIZE + 1):
+            kb[k] = -2147483647
+            kb2[k] = -2147483647
         left = anchor
         while left > last_anchor and left >= 0:
             if self.row_tiles[left] == 0 and (self.row_cs[left] & usable) == 0:
@@ -782,9 +918,14 @@ cdef class MoveGen:
                         u = 0
                         capped = 0
                         for j in range(k):
-                            u, capped = self.shadow_insert(empties[j], j, W, vmax, sorted_c, sorted_u, u, capped)
+                            x = empties[j]
+                            _shadow_insert(self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x]
+                                                                 if ((self.cross_bits >> x) & 1) else 0),
+                                           self.row_cap[x], vmax, j, sorted_c, sorted_u, &u, &capped)
                     else:
-                        u, capped = self.shadow_insert(i, k - 1, W, vmax, sorted_c, sorted_u, u, capped)
+                        _shadow_insert(self.row_lm[i] * W + (self.row_lm[i] * wm
+                                                             if ((self.cross_bits >> i) & 1) else 0),
+                                       self.row_cap[i], vmax, k - 1, sorted_c, sorted_u, &u, &capped)
                 if i < anchor or k == 0 or i == left:
                     continue  # a one-square span forms no word in this lane (a one-tile play is a cross play)
                 if i < dim - 1 and self.row_tiles[i + 1] != 0:
@@ -804,32 +945,18 @@ cdef class MoveGen:
                 if k == RACK_SIZE:
                     score += self.bingo_bonus
                 eq = <equity_t> (score * EQUITY_SCALE)
-                if self.best_extra[k] > -2147483647 and eq + self.best_extra[k] > best:
-                    best = eq + self.best_extra[k]
-                if self.best_extra_b[k] > -2147483647 and eq + self.best_extra_b[k] > best2:
-                    best2 = eq + self.best_extra_b[k]
+                if self.best_extra[k] > -2147483647 and eq + self.best_extra[k] > kb[k]:
+                    kb[k] = eq + self.best_extra[k]
+                if self.best_extra_b[k] > -2147483647 and eq + self.best_extra_b[k] > kb2[k]:
+                    kb2[k] = eq + self.best_extra_b[k]
             left -= 1
+        for k in range(RACK_SIZE + 1):
+            if kb[k] > best:
+                best = kb[k]
+            if kb2[k] > best2:
+                best2 = kb2[k]
         bound[0] = best
         bound2[0] = best2
-
-    cdef inline (int, int) shadow_insert(self, int x, int j, int W, int vmax, int* sorted_c, int* sorted_u,
-                                         int u, int capped) noexcept nogil:
-        """Insert empty square x's coefficient into sorted_c (holding j entries, descending), and into sorted_u
-        (u entries) or the capped sum; returns the new (u, capped)."""
-        cdef int c = self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x] if ((self.cross_bits >> x) & 1) else 0)
-        cdef int t = j
-        while t > 0 and sorted_c[t - 1] < c:
-            sorted_c[t] = sorted_c[t - 1]
-            t -= 1
-        sorted_c[t] = c
-        if self.row_cap[x] < vmax:
-            return u, capped + c * self.row_cap[x]
-        t = u
-        while t > 0 and sorted_u[t - 1] < c:
-            sorted_u[t] = sorted_u[t - 1]
-            t -= 1
-        sorted_u[t] = c
-        return u + 1, capped
 
     cdef void gen_best_shadow(self) noexcept nogil:
         """Best-move generation. With a full rack and a usable word map, every 7-tile play comes from the
@@ -843,7 +970,17 @@ cdef class MoveGen:
         cdef AnchorBound* anc = self.anchors
         cdef bint bingos = self.begin_bingos()
         cdef equity_t b1, b2
+        cdef int by_value[MAX_ALPHABET]     # the rack's letters (not the blank), highest value first
+        cdef int n_by_value = 0, t
         self.prepare_shadow()
+        for ml in range(1, self.ld.size):
+            if self.rack[ml] > 0:
+                t = n_by_value
+                while t > 0 and self.scores[by_value[t - 1]] < self.scores[ml]:
+                    by_value[t] = by_value[t - 1]
+                    t -= 1
+                by_value[t] = ml
+                n_by_value += 1
         for d in range(2):
             if self.board_empty and d == 1:
                 break
@@ -856,20 +993,21 @@ cdef class MoveGen:
                 if bingos:
                     self.gen_bingos()
                 for idx in range(self.dim):
+                    # the highest value of a rack letter (not the blank) the square accepts
                     self.row_cap[idx] = 0
                     if self.row_tiles[idx] == 0:
-                        letters = self.row_cs[idx] & self.rack_bits
-                        while letters != 0:
-                            ml = ctz64(letters)
-                            letters &= letters - 1
-                            if self.scores[ml] > self.row_cap[idx]:
-                                self.row_cap[idx] = self.scores[ml]
+                        letters = self.row_cs[idx]
+                        for t in range(n_by_value):
+                            if (letters >> by_value[t]) & 1:
+                                self.row_cap[idx] = self.scores[by_value[t]]
+                                break
                 last = -100
                 for idx in range(self.dim):
                     if not ((self.anchor_bits >> idx) & 1):
                         continue
                     if self.row_cs[idx] != 0:
-                        self.shadow_bound(idx, last, &b1, &b2)
+                        self.shadow_bound(idx, last, &b1, &b2, &self.anchor_kb[n_anchors][0],
+                                          &self.anchor_kb2[n_anchors][0])
                         if b1 > -2147483647 or b2 > -2147483647:
                             anc[n_anchors].dir = d
                             anc[n_anchors].lane = lane
@@ -877,9 +1015,11 @@ cdef class MoveGen:
                             anc[n_anchors].last = last
                             anc[n_anchors].bound = b1
                             anc[n_anchors].bound2 = b2
+                            anc[n_anchors].id = n_anchors
                             n_anchors += 1
                     last = idx
         self.dir = -1
+        self.kb_blank_pass = False
         if nb > 0:
             # plays that keep the blanks: search with them held back (the leave masks still count them)
             self.rack[0] = 0
@@ -889,13 +1029,15 @@ cdef class MoveGen:
             self.rack_tiles += nb
             for a in range(n_anchors):
                 anc[a].bound = anc[a].bound2
+            self.kb_blank_pass = True
         self.search_anchors(n_anchors)
 
     cdef void search_anchors(self, int n_anchors) noexcept nogil:
         """Search the anchors best `bound` first while the bound can still reach the best move."""
         cdef AnchorBound* anc = self.anchors
         cdef AnchorBound top
-        cdef int a, n = n_anchors
+        cdef int a, n = n_anchors, k, saved_max = self.max_tiles
+        cdef const equity_t* kb
         # a binary heap in _anchor_cmp order (a total order, so anchors come out exactly as a full sort would
         # give them), popped lazily: the search usually stops long before the last anchor; popping swaps the
         # top to the end, so every entry stays in the array for the blank pass
@@ -913,7 +1055,15 @@ cdef class MoveGen:
                 self.cache_lane(top.dir, top.lane)
             self.anchor_col = top.col
             self.last_anchor_col = top.last
+            # no play of more tiles than the largest count whose bound still reaches the best move
+            k = saved_max
+            if self.has_best:
+                kb = &self.anchor_kb2[top.id][0] if self.kb_blank_pass else &self.anchor_kb[top.id][0]
+                while k > 0 and kb[k] < self.best.equity:
+                    k -= 1
+            self.max_tiles = k
             self.recursive_gen(top.col, self.kwg.gaddag_root, top.col, top.col, 0, 1, 0)
+            self.max_tiles = saved_max
 
     cdef void prepare_shadow(self) noexcept nogil:
         """Rack values sorted descending and the best leave term for each number of tiles played, for plays
@@ -947,6 +1097,214 @@ cdef class MoveGen:
             elif e > self.best_extra_b[n - kept]:
                 self.best_extra_b[n - kept] = e
 
+    # ------------------------------------------------------------ the empty board from the short word map
+
+    cdef bint gen_opening(self) noexcept nogil:
+        """Empty board (best, all and top modes): every play is a word of 2..RACK_SIZE rack tiles through the
+        start square along its row, so each sub-multiset of the rack (opening_dfs lists them) is looked up in
+        the short word map, once per naming of the blanks it plays, and its words
+        are placed at every start that covers the start square. In best mode the sub-multisets go best upper
+        bound first (their tile values against the highest letter multipliers a span of that length reaches,
+        times its highest word multiplier, plus the leave term) and the search stops once the bound falls
+        below the best move so far (equal bounds are still searched, for the tie-break). Returns False (nothing
+        done) when this path does not apply."""
+        cdef int dim = self.dim, sc = self.board.start_col, size = self.ld.size
+        cdef int i, j, t, k, s, ml, c1, c2, first, last, n_cand
+        cdef int span_lm[RACK_SIZE]
+        cdef int w
+        cdef equity_t bound[128]
+        cdef uint8_t heap[128]
+        cdef uint64_t k0, k1, a0, a1, b0, b1
+        cdef uint8_t mask
+        cdef bint best = self.record_mode == RECORD_BEST
+        cdef const WmSlot* slot
+        cdef OpenCand* cand
+        if self.short_map is None or not self.use_opening_map or not self.use_word_map or dim > 32 or \
+                self.rack[0] > 2 or \
+                not (best or self.record_mode == RECORD_ALL or self.record_mode == RECORD_TOP_N):
+            return False
+        self.max_tiles = RACK_SIZE
+        self.cache_lane(0, self.board.start_row)
+        # per play length: the highest word multiplier of a span through the start square, and the
+        # elementwise highest of its letter multipliers sorted descending (kept while the start row's
+        # premiums and start square stay the same)
+        if self.op_key_dim == dim and self.op_key_sc == sc and \
+                memcmp(self.op_key_lm, self.row_lm, dim) == 0 and memcmp(self.op_key_wm, self.row_wm, dim) == 0:
+            k = RACK_SIZE + 1      # (skips the loop)
+        else:
+            k = 2
+            self.op_key_dim = dim
+            self.op_key_sc = sc
+            memcpy(self.op_key_lm, self.row_lm, dim)
+            memcpy(self.op_key_wm, self.row_wm, dim)
+        while k <= RACK_SIZE:
+            self.op_w[k] = 0
+            for j in range(RACK_SIZE):
+                self.op_lm[k][j] = 0
+            for s in range(max(0, sc - k + 1), min(sc, dim - k) + 1):
+                w = 1
+                for j in range(k):
+                    w *= self.row_wm[s + j]
+                    t = j
+                    while t > 0 and span_lm[t - 1] < self.row_lm[s + j]:
+                        span_lm[t] = span_lm[t - 1]
+                        t -= 1
+                    span_lm[t] = self.row_lm[s + j]
+                if w > self.op_w[k]:
+                    self.op_w[k] = w
+                for j in range(k):
+                    if span_lm[j] > self.op_lm[k][j]:
+                        self.op_lm[k][j] = span_lm[j]
+            k += 1
+        # the rack's letters, highest value first (so the played values come out sorted)
+        self.op_n_letters = 0
+        for ml in range(size):
+            if self.rack[ml] > 0:
+                t = self.op_n_letters
+                while t > 0 and self.scores[self.op_letters[t - 1]] < self.scores[ml]:
+                    self.op_letters[t] = self.op_letters[t - 1]
+                    t -= 1
+                self.op_letters[t] = ml
+                self.op_n_letters += 1
+        self.op_n = 0
+        self.opening_dfs(0, 0, 0, 0, 0, 0, 0)
+        n_cand = self.op_n
+        for i in range(n_cand):
+            bound[i] = self.op_cand[i].bound
+            heap[i] = <uint8_t> i
+        if best:
+            for j in range(n_cand // 2 - 1, -1, -1):
+                _heap_sift(bound, heap, j, n_cand)
+        while n_cand > 0:
+            if best:
+                i = heap[0]
+                if self.has_best and bound[i] < self.best.equity:
+                    break
+                n_cand -= 1
+                heap[0] = heap[n_cand]
+                _heap_sift(bound, heap, 0, n_cand)
+            else:
+                n_cand -= 1
+                i = heap[n_cand]
+            cand = &self.op_cand[i]
+            mask = cand.mask
+            k = cand.k
+            first = max(0, sc - k + 1)
+            last = min(sc, dim - k)
+            if cand.nb == 0:
+                slot = self.short_map.find(cand.k0, cand.k1)
+                if slot != NULL:
+                    self.opening_words(slot, k, 0, 0, mask, first, last)
+                continue
+            for c1 in range(1, size):
+                a0 = cand.k0
+                a1 = cand.k1
+                wm_add(&a0, &a1, c1)
+                if cand.nb == 1:
+                    slot = self.short_map.find(a0, a1)
+                    if slot != NULL:
+                        self.opening_words(slot, k, c1, 0, mask, first, last)
+                    continue
+                for c2 in range(c1, size):
+                    b0 = a0
+                    b1 = a1
+                    wm_add(&b0, &b1, c2)
+                    slot = self.short_map.find(b0, b1)
+                    if slot != NULL:
+                        self.opening_words(slot, k, c1, c2, mask, first, last)
+        return True
+
+    cdef void opening_dfs(self, int t, int k, int nvals, uint8_t mask, uint64_t k0, uint64_t k1,
+                          int nb) noexcept nogil:
+        """gen_opening's candidates: every way to play c copies of each rack letter (letters op_letters[t:]),
+        with k tiles played so far, their values in op_vals[:nvals] (descending), kept mask, key and blanks."""
+        cdef int ml, r, c, j
+        cdef int64_t score
+        cdef OpenCand* cand
+        if t == self.op_n_letters:
+            if k < 2:
+                return
+            score = 0
+            for j in range(nvals):
+                score += self.op_vals[j] * self.op_lm[k][j]
+            score *= self.op_w[k]
+            if k == RACK_SIZE:
+                score += self.bingo_bonus
+            cand = &self.op_cand[self.op_n]
+            self.op_n += 1
+            cand.bound = <equity_t> (score * EQUITY_SCALE) + self.equity_for(0, k, mask)
+            cand.k0 = k0
+            cand.k1 = k1
+            cand.mask = mask
+            cand.k = <uint8_t> k
+            cand.nb = <uint8_t> nb
+            return
+        ml = self.op_letters[t]
+        r = self.rack[ml]
+        for c in range(r + 1):
+            # c copies played, r - c kept (the lowest bits of the letter's block: the canonical mask)
+            self.opening_dfs(t + 1, k + c, nvals if ml == 0 else nvals + c,
+                             mask | <uint8_t> (((1 << (r - c)) - 1) << self.first_bit[ml]), k0, k1,
+                             c if ml == 0 else nb)
+            if ml != 0 and c < r:
+                self.op_vals[nvals + c] = self.scores[ml]
+                wm_add(&k0, &k1, ml)
+
+    cdef void opening_words(self, const WmSlot* s, int k, int c1, int c2, uint8_t mask, int first,
+                            int last) noexcept nogil:
+        """Record every word of class s (k letters) at each start first..last of the cached start row, the
+        played multiset leaving `mask`; c1 / c2 (0: none) are the letters the played blanks stand for (at most two), put on
+        every choice of copies of them."""
+        cdef int w, j, j2, sq, sq2, st, main, W, score, b
+        cdef const uint8_t* word
+        cdef ml_t x
+        cdef bint ok
+        cdef uint8_t saved_mask = self.cur_mask
+        self.tiles_played = k
+        self.cur_mask = mask
+        for w in range(<int> s.count):
+            word = &self.short_map.letters[s.start + w * k]
+            for st in range(first, last + 1):
+                ok = True
+                main = 0
+                W = 1
+                for j in range(k):
+                    sq = st + j
+                    x = word[j]
+                    if not ((self.row_cs[sq] >> x) & 1):
+                        ok = False
+                        break
+                    main += self.scores[x] * self.row_lm[sq]
+                    W *= self.row_wm[sq]
+                    self.strip[sq] = x
+                if not ok:
+                    continue
+                score = main * W
+                if k == RACK_SIZE:
+                    score += self.bingo_bonus
+                if c1 == 0:
+                    self.record_place(st, st + k - 1, score)
+                    continue
+                for j in range(k):
+                    if word[j] != c1:
+                        continue
+                    sq = st + j
+                    b = score - self.scores[c1] * self.row_lm[sq] * W
+                    self.strip[sq] = <ml_t> (c1 | 0x80)
+                    if c2 == 0:
+                        self.record_place(st, st + k - 1, b)
+                    else:
+                        for j2 in range(j + 1 if c2 == c1 else 0, k):
+                            if word[j2] != c2 or j2 == j:
+                                continue
+                            sq2 = st + j2
+                            self.strip[sq2] = <ml_t> (c2 | 0x80)
+                            self.record_place(st, st + k - 1, b - self.scores[c2] * self.row_lm[sq2] * W)
+                            self.strip[sq2] = <ml_t> c2
+                    self.strip[sq] = <ml_t> c1
+        self.tiles_played = 0
+        self.cur_mask = saved_mask
+
     # ------------------------------------------------------------ 7-tile plays from the word map
 
     cdef bint begin_bingos(self) noexcept nogil:
@@ -954,7 +1312,8 @@ cdef class MoveGen:
         map (gen_bingos, called per lane) and the GADDAG search stops at 6 tiles (max_tiles)."""
         cdef int ml, k
         self.max_tiles = RACK_SIZE
-        if not (self.use_word_map and self.wmap is not None and self.dim <= 15 and self.rack_tiles == RACK_SIZE):
+        if not (self.use_word_map and self.wmap is not None and self.dim <= 15 and self.rack_tiles == RACK_SIZE
+                and self.rack[0] <= 2):   # (blanks are named by at most two nested loops)
             return False
         self.max_tiles = RACK_SIZE - 1
         self.bc_n = 0
@@ -1137,8 +1496,17 @@ cdef class MoveGen:
         exchanged tiles in letter order; in best mode only those whose equity can still win are built."""
         cdef int i, ml, k, n_exch, kept
         cdef uint8_t mask
-        cdef equity_t eq
+        cdef equity_t eq, top = -2147483647
         cdef Move m
+        cdef bint best = self.record_mode == RECORD_BEST
+        if best:
+            # only the exchanges of the highest equity can be the best move: find it first
+            for i in range(self.n_sub_masks):
+                n_exch = self.rack_tiles - self.sub_sizes[i]
+                if n_exch != 0:
+                    eq = self.equity_for(0, n_exch, self.sub_masks[i])
+                    if eq > top:
+                        top = eq
         for i in range(self.n_sub_masks):
             mask = self.sub_masks[i]
             n_exch = self.rack_tiles - self.sub_sizes[i]
@@ -1146,7 +1514,7 @@ cdef class MoveGen:
                 continue
             self.n_exchanges += 1
             eq = self.equity_for(0, n_exch, mask)
-            if self.record_mode == RECORD_BEST and self.has_best and eq < self.best.equity:
+            if best and (eq < top or (self.has_best and eq < self.best.equity)):
                 continue
             m.kind = MOVE_EXCHANGE
             m.score = 0
@@ -1177,7 +1545,9 @@ cdef class MoveGen:
         self.board_empty = self.board.n_tiles == 0
         if self.bag_tiles >= RACK_SIZE and self.rack_tiles > 0:
             self.exchanges()
-        if self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
+        if self.rack_tiles > 0 and self.board_empty and self.gen_opening():
+            pass
+        elif self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
             self.begin_bingos()
