@@ -615,10 +615,10 @@ cdef class MoveGen:
 
     cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
                               int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil:
-        """go_on for a tile just placed from the rack on empty square col (strip and scores already updated):
-        record the play when `record` (the word ends here and the squares past both ends are free), then
-        extend it left (or across the separator) or right. no_side: the square beyond col on its side is
-        free."""
+        """The rest of go_on once square col's letter is counted (strip and scores updated; a tile placed from
+        the rack comes here directly): record the play when `record` (the word ends here and the squares past
+        both ends are free), then extend it left (or across the separator) or right. no_side: the square
+        beyond col on its side is free."""
         cdef int score
         if left:
             if record:
@@ -655,7 +655,7 @@ cdef class MoveGen:
 
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil:
-        cdef int lm, wm, val, dim = self.dim, score
+        cdef int lm, wm, val, dim = self.dim
         cdef bint fresh = self.row_tiles[col] == 0
         cdef bint no_left, no_right
         if fresh:
@@ -671,31 +671,14 @@ cdef class MoveGen:
             main_score += 0 if (letter & 0x80) else self.scores[letter & 0x7F]
             self.strip[col] = 0
         if col <= self.anchor_col:
-            leftstrip = col
             no_left = col == 0 or self.row_tiles[col - 1] == 0
-            if accepts and no_left and (self.anchor_col == dim - 1 or self.row_tiles[self.anchor_col + 1] == 0):
-                score = main_score * word_mult + cross_total
-                if self.tiles_played == RACK_SIZE:
-                    score += self.bingo_bonus
-                self.record_place(leftstrip, rightstrip, score)
-            if node == 0:
-                return
-            if col > 0 and col - 1 != self.last_anchor_col and self.may_extend(col - 1, node):
-                self.recursive_gen(col - 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
-            # the separator, when present, is the first sibling (tile 0 sorts first)
-            if kwg_tile(self.nodes, node) == 0 and no_left and self.anchor_col < dim - 1:
-                self.recursive_gen(self.anchor_col + 1, kwg_arc(self.nodes, node), leftstrip, rightstrip,
-                                   main_score, word_mult, cross_total)
+            self.go_fresh(col, node, accepts and no_left and (self.anchor_col == dim - 1 or
+                                                              self.row_tiles[self.anchor_col + 1] == 0),
+                          True, no_left, col, rightstrip, main_score, word_mult, cross_total)
         else:
-            rightstrip = col
             no_right = col == dim - 1 or self.row_tiles[col + 1] == 0
-            if accepts and no_right:
-                score = main_score * word_mult + cross_total
-                if self.tiles_played == RACK_SIZE:
-                    score += self.bingo_bonus
-                self.record_place(leftstrip, rightstrip, score)
-            if node != 0 and col < dim - 1 and self.may_extend(col + 1, node):
-                self.recursive_gen(col + 1, node, leftstrip, rightstrip, main_score, word_mult, cross_total)
+            self.go_fresh(col, node, accepts and no_right, False, no_right, leftstrip, col, main_score, word_mult,
+                          cross_total)
 
     cdef void cache_lane(self, int d, int lane) noexcept nogil:
         """Copy lane `lane` of orientation d (tiles, cross-sets, premiums, anchors) into the row cache."""
