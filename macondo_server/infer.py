@@ -415,6 +415,12 @@ def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarr
                 break
             pos = end
 
+    def should_stop() -> bool:
+        return (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline)
+
+    if should_stop():  # already stopped or past the deadline: judge nothing (a fast machine ends before a poll)
+        for w in workers:
+            w.stop = 1
     threads = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(nt)]
     for th in threads:
         th.start()
@@ -422,7 +428,7 @@ def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarr
     while any(th.is_alive() for th in threads):
         for th in threads:
             th.join(0.05)
-        if (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline):
+        if should_stop():
             for w in workers:
                 w.stop = 1
         if progress is not None and time.monotonic() - last >= 0.5:
