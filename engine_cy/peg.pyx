@@ -199,6 +199,7 @@ cdef class PegWorker:
     cdef public bint opp_solver
     cdef public long long opp_solves
     cdef public long long opp_solve_hits
+    cdef public long long choice_skips   # opponent's solves not needed: we win against every reply
     cdef ChoiceEntry* ccache
     # endgame leaves: 0 static (the spread), 1 greedy playout everywhere, 2 auto: a greedy playout in the
     # endgames where a tile is stuck or at risk at the root (at most `risk_moves` plays use it), static elsewhere
@@ -236,6 +237,7 @@ cdef class PegWorker:
         self.opp_solver = False
         self.opp_solves = 0
         self.opp_solve_hits = 0
+        self.choice_skips = 0
         self.leaf_mode = 0
         self.risk_moves = 2
         self.playout_endgames = 0
@@ -425,14 +427,20 @@ cdef class PegWorker:
     cdef int opp_replies(self, int dn) noexcept nogil:
         """Every reply of the opponent (placements and pass); the worst outcome for us. In solver mode (and
         within the nesting limit) the opponent instead chooses by their own nested solve."""
-        cdef int p = self.g.on_turn, n, i, o, worst = O_WIN
-        cdef ArenaMove* buf
-        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
+        cdef int o
         if self.opp_solver and self.max_replies == 0 and self.g.bag_n > 0 and \
                 (self.max_nested < 0 or dn + 1 <= self.max_nested):
             o = self.solver_replies(dn)
             if o >= 0:
                 return o
+        return self.every_reply(dn)
+
+    cdef int every_reply(self, int dn) noexcept nogil:
+        """Our worst outcome over every reply of the opponent (placements and pass), highest score first; ends
+        at the first loss (or a stop)."""
+        cdef int p = self.g.on_turn, n, i, worst = O_WIN
+        cdef ArenaMove* buf
+        cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
         self.mg.gen_c(self.g.racks[p], self.g.bag_n, -1, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
         buf = <ArenaMove*> malloc(n * sizeof(ArenaMove))
@@ -488,6 +496,17 @@ cdef class PegWorker:
             memcpy(tmoves, e.moves, n_tied * sizeof(uint64_t))
             memcpy(tscores, e.scores, n_tied * sizeof(int32_t))
         else:
+            # every reply first (each judged exactly as a chosen one would be below, highest score first, ending
+            # at the first loss): when we win against all of them, we win against whichever they choose, and
+            # their own pre-endgame need not be solved (most draws of a play that wins most of them)
+            worst = self.every_reply(dn)
+            if worst == O_WIN or self.own_stop:
+                free(tmoves)
+                free(tscores)
+                if worst != O_WIN:
+                    return O_UNRES
+                self.choice_skips += 1
+                return O_WIN
             decided = -1
             n_tied = self.opp_choice(dn, tmoves, tscores, &decided)
             if decided >= 0:
