@@ -200,6 +200,7 @@ cdef class PegWorker:
     cdef public long long opp_solves
     cdef public long long opp_solve_hits
     cdef public long long choice_skips   # opponent's solves not needed: we win against every reply
+    cdef public bint skip_won_choice     # judge every reply before the opponent's solve (tests turn it off)
     cdef ChoiceEntry* ccache
     # endgame leaves: 0 static (the spread), 1 greedy playout everywhere, 2 auto: a greedy playout in the
     # endgames where a tile is stuck or at risk at the root (at most `risk_moves` plays use it), static elsewhere
@@ -238,6 +239,7 @@ cdef class PegWorker:
         self.opp_solves = 0
         self.opp_solve_hits = 0
         self.choice_skips = 0
+        self.skip_won_choice = True
         self.leaf_mode = 0
         self.risk_moves = 2
         self.playout_endgames = 0
@@ -499,7 +501,7 @@ cdef class PegWorker:
             # every reply first (each judged exactly as a chosen one would be below, highest score first, ending
             # at the first loss): when we win against all of them, we win against whichever they choose, and
             # their own pre-endgame need not be solved (most draws of a play that wins most of them)
-            worst = self.every_reply(dn)
+            worst = self.every_reply(dn) if self.skip_won_choice else O_LOSS
             if worst == O_WIN or self.own_stop:
                 free(tmoves)
                 free(tscores)

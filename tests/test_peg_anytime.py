@@ -183,6 +183,43 @@ def test_solver_model_is_never_worse_than_pessimistic(engine):
         PegOptions(opponent_model="optimistic").validate()
 
 
+def _solver_verdicts(engine, case: str, skip: bool, **kw) -> tuple[dict, int]:
+    job = PegJob(engine, parse_cgp(CASES[case]["cgp"]), PegOptions(opponent_model="solver", **kw))
+    for w in job.workers:
+        w.skip_won_choice = skip
+    res = job.run()
+    return ({(p.text, g.label): g.outcome for p in res.plays for g in p.groups},
+            sum(w.choice_skips for w in job.workers))
+
+
+@needs_cases
+def test_solver_model_skips_the_opponents_solve_only_when_every_reply_wins(engine):
+    # judging every reply first, and not solving the opponent's pre-endgame when we win against all of them,
+    # gives the same verdict on every draw as always solving it (AXE: 2 in the bag, the opponent to move with
+    # one left after 6F .X.; a sample of draws, the whole play in the slow test below)
+    job = PegJob(engine, parse_cgp(CASES["peg-axe-2bag-csw21"]["cgp"]), PegOptions(
+        endgame_plies=2, only_solve=["6F .X."], opponent_model="solver", threads=1, quick_pass=False))
+    (play,) = job.plays
+    w = job.workers[0]
+    move = job._move_tuple(play)
+    for g in play.groups[::6]:
+        w.skip_won_choice = False
+        plain = w.solve_draw(move, g.seq, job._opp_counts(g.seq))
+        w.skip_won_choice = True
+        assert w.solve_draw(move, g.seq, job._opp_counts(g.seq)) == plain, g.label
+    assert w.choice_skips > 0
+
+
+@pytest.mark.slow
+@needs_cases
+def test_solver_model_skip_same_verdicts_everywhere(engine):
+    for case, kw in (("peg-axe-2bag-csw21", dict(endgame_plies=2, only_solve=["6F .X."])),
+                     ("peg-onyx-nwl20", dict(endgame_plies=2))):
+        plain, skipped = _solver_verdicts(engine, case, False, threads=2, quick_pass=False, **kw)
+        fast, _ = _solver_verdicts(engine, case, True, threads=2, quick_pass=False, **kw)
+        assert fast == plain and skipped == 0, case
+
+
 @pytest.mark.slow
 @needs_cases
 def test_solver_model_counts_iiia_as_a_win(engine):
