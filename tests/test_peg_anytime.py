@@ -161,9 +161,11 @@ def _solve(engine, case: str, **kw) -> PegResult:
 
 @needs_cases
 def test_solver_model_is_never_worse_than_pessimistic(engine):
-    # the opponent's choice is a subset of their replies, judged the same way afterwards: no draw can be worse
-    # for us than in the pessimistic model; here they find the TOREROS bingo when we draw the I, as both
-    # reference engines do
+    # the opponent's choice is a subset of their replies, judged the same way: where no nested solve of ours lies
+    # below it, no draw can be worse for us than in the pessimistic model. (Below a nested solve of ours, after
+    # their pass, it can in principle: a better verdict on other sub-draws can make us choose a play that loses
+    # the actual one.) On this play it holds draw by draw; they find the TOREROS bingo when we draw the I, as
+    # both reference engines do
     kw = dict(endgame_plies=2, threads=2, only_solve=["6F .X."], quick_pass=False)
     pess = _solve(engine, "peg-axe-2bag-csw21", **kw).plays[0]
     solv_res = _solve(engine, "peg-axe-2bag-csw21", opponent_model="solver", **kw)
