@@ -65,6 +65,22 @@ cdef inline void _shadow_insert(int c, int cap, int vmax, int j, int* sorted_c, 
     u[0] += 1
 
 
+cdef inline int _letters_by_value(const uint8_t* rack, const int32_t* scores, int lo, int size,
+                                  int* out) noexcept nogil:
+    """The letters lo..size-1 the rack holds, highest tile value first (equal values in letter order), in out;
+    returns how many."""
+    cdef int ml, t, n = 0
+    for ml in range(lo, size):
+        if rack[ml] > 0:
+            t = n
+            while t > 0 and scores[out[t - 1]] < scores[ml]:
+                out[t] = out[t - 1]
+                t -= 1
+            out[t] = ml
+            n += 1
+    return n
+
+
 cdef inline void _heap_sift(const equity_t* key, uint8_t* h, int i, int n) noexcept nogil:
     """Sift entry i down a max-heap (by key[h[.]]) of n indices."""
     cdef int c
@@ -954,16 +970,9 @@ cdef class MoveGen:
         cdef bint bingos = self.begin_bingos()
         cdef equity_t b1, b2
         cdef int by_value[MAX_ALPHABET]     # the rack's letters (not the blank), highest value first
-        cdef int n_by_value = 0, t
+        cdef int n_by_value, t
         self.prepare_shadow()
-        for ml in range(1, self.ld.size):
-            if self.rack[ml] > 0:
-                t = n_by_value
-                while t > 0 and self.scores[by_value[t - 1]] < self.scores[ml]:
-                    by_value[t] = by_value[t - 1]
-                    t -= 1
-                by_value[t] = ml
-                n_by_value += 1
+        n_by_value = _letters_by_value(self.rack, self.scores, 1, self.ld.size, by_value)
         for d in range(2):
             if self.board_empty and d == 1:
                 break
@@ -1140,15 +1149,7 @@ cdef class MoveGen:
                         self.op_lm[k][j] = span_lm[j]
             k += 1
         # the rack's letters, highest value first (so the played values come out sorted)
-        self.op_n_letters = 0
-        for ml in range(size):
-            if self.rack[ml] > 0:
-                t = self.op_n_letters
-                while t > 0 and self.scores[self.op_letters[t - 1]] < self.scores[ml]:
-                    self.op_letters[t] = self.op_letters[t - 1]
-                    t -= 1
-                self.op_letters[t] = ml
-                self.op_n_letters += 1
+        self.op_n_letters = _letters_by_value(self.rack, self.scores, 0, size, self.op_letters)
         self.op_n = 0
         self.opening_dfs(0, 0, 0, 0, 0, 0, 0)
         n_cand = self.op_n
