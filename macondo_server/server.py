@@ -30,6 +30,7 @@ log = logging.getLogger("macondo.server")
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
 GRACE_SECONDS = 3.0       # running RPCs get this long to deliver their final results at shutdown
 EXIT_SECONDS = 4.5        # after a stop signal the process ends by then, whatever still runs
+SIGNAL_POLL_SECONDS = 0.2  # the main thread looks for a stop signal this often
 SPARE_RPC_THREADS = 32    # threads for short RPCs (health, moves, sessions) beside the long jobs
 SWEEP_SECONDS = 30.0      # idle game sessions are closed at least this often
 
@@ -164,11 +165,13 @@ def attach_cluster(running: RunningServer, settings: Settings, cluster: str | No
 def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOptions | None = None,
           cluster: str | None = None, checkpoint_dir: str | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
-    done = threading.Event()
+    # A plain flag, polled: the handler runs in the main thread between bytecodes, and the kernel may deliver
+    # the signal to any engine or gRPC thread, which does not wake a main thread blocked on a lock (an
+    # Event.wait() without a timeout then never returns); nor may the handler take a lock the main thread holds.
+    signalled: list[int] = []
 
     def on_signal(signum, frame) -> None:
-        log.info("signal=%d shutting down", signum)
-        done.set()
+        signalled.append(signum)
 
     # handlers first: a signal during start-up (lexicon loading) already shuts down cleanly
     signal.signal(signal.SIGTERM, on_signal)
@@ -193,12 +196,14 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
     try:
         # the default lexicon is loaded before health reports SERVING
         running.servicer.engine.lexicon(settings.default_lexicon)
-        if not done.is_set():
+        if not signalled:
             running.serving(True)
             log.info("serving host=%s port=%d limits=%s lexica=%s", host, running.port,
                      ",".join(f"{k}={v}" for k, v in limits.as_dict().items()),
                      ",".join(running.servicer.engine.registry.available()))
-        done.wait()
+        while not signalled:
+            time.sleep(SIGNAL_POLL_SECONDS)
+        log.info("signal=%d shutting down", signalled[0])
     finally:
         _exit_by(time.monotonic() + EXIT_SECONDS)
         running.stop()
