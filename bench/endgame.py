@@ -3,7 +3,10 @@
 The suite: the shared endgame cases (at their exact depths) plus standard 7-tile endgames reached by seeded
 static-bot games on NWL20 (bag just emptied), solved to --plies.
 
-Run: .venv/bin/python bench/endgame.py [--plies 8] [--positions 3] [--threads 1,2] [--data-dir DIR]
+Run: .venv/bin/python bench/endgame.py [--plies 8] [--positions 3] [--threads 1,2] [--prune on,off] [--data-dir DIR]
+
+--prune on,off solves each position both ways (the lexicon pruned to the board, the default, and the full one)
+and prints each: the same values and node counts, the time per node is what changes.
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ def main() -> None:
     ap.add_argument("--positions", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--tt-mb", type=int, default=512)
+    ap.add_argument("--prune", default="on", help="on, off or on,off: search in the lexicon pruned to the board")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
+    prunes = [{"on": True, "off": False}[x] for x in args.prune.split(",")]
     reg = LexiconRegistry(Settings.load(args.data_dir))
     suite = []
     if CASES.is_file():
@@ -68,11 +73,13 @@ def main() -> None:
         if name.startswith("autoplay"):
             print(f"# {name}: {write_cgp(position_from_game(game, {'lex': lex.name}))}")
         for threads in (int(t) for t in args.threads.split(",")):
-            solver = EndgameSolver(lex.kwg, lex.ld, args.tt_mb)
-            r = solver.solve(game, plies, threads=threads, heuristics=heur)
-            nps = r["nodes"] / r["seconds"] if r["seconds"] else 0
-            print(f"{name:28s} plies={plies:2d} heuristics={int(heur)} threads={threads} value={r['value']:+4d} "
-                  f"seconds={r['seconds']:8.3f} nodes={r['nodes']:10d} nodes_per_second={nps:10.0f}", flush=True)
+            for prune in prunes:
+                solver = EndgameSolver(lex.kwg, lex.ld, args.tt_mb)
+                r = solver.solve(game, plies, threads=threads, heuristics=heur, prune=prune)
+                nps = r["nodes"] / r["seconds"] if r["seconds"] else 0
+                print(f"{name:28s} plies={plies:2d} heuristics={int(heur)} threads={threads} "
+                      f"prune={'on' if prune else 'off'} value={r['value']:+4d} seconds={r['seconds']:8.3f} "
+                      f"nodes={r['nodes']:10d} nodes_per_second={nps:10.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -490,6 +490,17 @@ cdef class Game:
             raise MemoryError()
         return g
 
+    def with_lexicon(self, Kwg kwg):
+        """A copy of the current state that checks words in `kwg` (a lexicon pruned to this board, see
+        engine_cy.prune), its cross-sets recomputed there. `kwg` must hold every word the copy can form."""
+        cdef Game g
+        if kwg.gaddag_root == 0:
+            raise ValueError("the lexicon needs a GADDAG")
+        g = self.clone()
+        g.kwg = kwg
+        _compute_cross_sets(g.board, kwg, g.ld)
+        return g
+
     def solver_mode(self):
         """Switch to the solvers' rules (reference section 8): two scoreless turns end the game, and the
         current count becomes 1 if it was within one of the real limit, else 0."""

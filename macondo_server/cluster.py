@@ -367,6 +367,10 @@ class _PegContext:
         pos = parse_cgp(spec["cgp"])
         game = game_from_position(pos, lex)
         game.solver_mode()
+        if spec.get("prune_lexicon", True):
+            from engine_cy.prune import pruned_game
+
+            game = pruned_game(game)
         self.lex = lex
         self.game = game
         self.bb = int(spec["bingo_bonus"])
@@ -396,7 +400,7 @@ class _PegContext:
             if self.free:
                 return self.free.pop()
             try:
-                w = PegWorker(self.game, self.lex.kwg, self.lex.klv, self.lex.ld, self.tt, self.bb)
+                w = PegWorker(self.game, self.game.kwg, self.lex.klv, self.lex.ld, self.tt, self.bb)
             except BaseException:
                 self.active -= 1
                 raise

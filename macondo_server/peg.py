@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
+from engine_cy.prune import pruned_game
 
 from .checkpoint import CheckpointStore, solve_key
 from .cluster import Cluster, Dispatcher, lexicon_fingerprint, new_run_id
@@ -69,6 +70,8 @@ class PegOptions:
     endgame_leaf: str = "auto"
     opponent_model: str = "pessimistic"  # or "solver": the opponent solves their own pre-endgame (see PegWorker)
     quick_pass: bool = True              # a complete low-fidelity pass first (anytime ranking)
+    # search in the lexicon pruned to the board (engine_cy.prune): the same results, less work per node
+    prune_lexicon: bool = True
 
     def validate(self) -> None:
         if not 1 <= self.endgame_plies <= 30:
@@ -489,10 +492,12 @@ class PegJob:
                                       [DrawGroup(lab, seq, w) for lab, seq, w in templates[min(t, k)]]))
         game = game_from_position(pos, lex)
         game.solver_mode()
+        if opts.prune_lexicon:
+            game = pruned_game(game)
         self.game = game
         # on a cluster the workers' tables do the work; the local worker only serves explanations
         self.tt = TranspositionTable(opts.tt_megabytes if cluster is None else min(opts.tt_megabytes, 16))
-        self.workers = [PegWorker(game, lex.kwg, lex.klv, lex.ld, self.tt, bb)
+        self.workers = [PegWorker(game, game.kwg, lex.klv, lex.ld, self.tt, bb)
                         for _ in range(opts.threads if cluster is None else 1)]
         for w in self.workers:
             w.skip_deep_pass = opts.skip_deep_pass
@@ -676,7 +681,7 @@ class PegJob:
     def _cluster_spec(self) -> dict:
         return {"run": new_run_id(), "cgp": write_cgp(self.pos), "lexicon": self.lex.name,
                 "fingerprint": lexicon_fingerprint(self._engine, self.lex.name), "bingo_bonus": self.bingo_bonus,
-                "tt_mb": self.opts.tt_megabytes,
+                "tt_mb": self.opts.tt_megabytes, "prune_lexicon": self.opts.prune_lexicon,
                 # the worker processes of one machine share one table as threads do (off: one table each,
                 # for comparisons; the verdicts are the same)
                 "shared_tt": os.environ.get("MACONDO_CLUSTER_SHARED_TT", "1") != "0"}
