@@ -84,8 +84,11 @@ cdef class Kwg:
     cdef object _child_masks             # lazily computed: tiles of the sibling-list suffix at each node
     cdef const uint64_t* child_masks
     cdef object _word_map                # lazily built engine_cy.wordmap.WordMap
+    cdef object _mnodes                  # lazily built: nodes interleaved with their child masks (tiles 0-31)
+    cdef const uint64_t* mnodes
     cdef bint contains_ml(self, const unsigned char* word, int n) noexcept nogil
     cdef void ensure_child_masks(self) except *
+    cdef bint ensure_mnodes(self) except *
     cdef void ensure_counts(self) except *
     cdef int64_t index_of_ml(self, const unsigned char* word, int n) noexcept nogil
     cdef int check_list(self, uint32_t p) except -1

@@ -122,6 +122,7 @@ cdef class MoveGen:
     cdef readonly LetterDistribution ld
     cdef const uint32_t* nodes
     cdef const uint64_t* child_masks      # Kwg.ensure_child_masks: O(1) child lookup
+    cdef const uint64_t* mnodes           # Kwg.ensure_mnodes: nodes and masks in one array (NULL: > 32 tiles)
     cdef const uint64_t* klv_masks        # the same for the leave graph (NULL without leaves)
     cdef int32_t scores[MAX_ALPHABET]
     cdef bint vowel[MAX_ALPHABET]
@@ -270,6 +271,8 @@ cdef class MoveGen:
                             int main_score, int word_mult, int cross_total) noexcept nogil
     cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
                               int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil
+    cdef inline uint64_t kids_of(self, uint32_t p) noexcept nogil
+    cdef inline uint32_t node_at(self, uint32_t i) noexcept nogil
     cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil

@@ -220,6 +220,7 @@ cdef class MoveGen:
         self.nodes = kwg.nodes
         kwg.ensure_child_masks()
         self.child_masks = kwg.child_masks
+        self.mnodes = kwg.mnodes if kwg.ensure_mnodes() else NULL
         for i in range(MAX_ALPHABET):
             self.scores[i] = ld.scores[i] if i < ld.size else 0
             self.vowel[i] = ld.vowels[i] if i < ld.size else False
@@ -254,6 +255,12 @@ cdef class MoveGen:
             klv.kwg.ensure_counts()
             klv.kwg.ensure_child_masks()
             self.klv_masks = klv.kwg.child_masks
+
+    @property
+    def interleaved(self):
+        """Whether the generator reads the word graph's nodes and child masks from one interleaved array
+        (alphabets of at most 32 tiles; larger ones use the separate arrays)."""
+        return self.mnodes != NULL
 
     def __dealloc__(self):
         free(self.small_buf)
@@ -559,12 +566,12 @@ cdef class MoveGen:
         cdef int lm, wm_sq, wm, cross_lm, val, dim
         if node == 0:
             return
-        kids = self.child_masks[node]
+        kids = self.kids_of(node)
         if cur != 0:
             ml = cur & 0x7F
             if (kids >> ml) & 1:
                 i = node + <uint32_t> popcount64(kids & (((<uint64_t> 1) << ml) - 1))
-                n = self.nodes[i]
+                n = self.node_at(i)
                 self.go_on(col, cur, n & KWG_ARC_MASK, (n & KWG_ACCEPTS) != 0, leftstrip, rightstrip,
                            main_score, word_mult, cross_total)
             return
@@ -594,7 +601,7 @@ cdef class MoveGen:
             ml = <ml_t> ctz64(cs)
             cs &= cs - 1
             i = node + <uint32_t> popcount64(kids & (((<uint64_t> 1) << ml) - 1))
-            n = self.nodes[i]
+            n = self.node_at(i)
             child = n & KWG_ARC_MASK
             acc = (n & KWG_ACCEPTS) != 0
             if self.rack[ml] > 0:
@@ -647,8 +654,8 @@ cdef class MoveGen:
             if col > 0 and col - 1 != self.last_anchor_col and self.may_extend(col - 1, node):
                 self.recursive_gen(col - 1, node, col, rightstrip, main_score, word_mult, cross_total)
             # the separator, when present, is the first sibling (tile 0 sorts first)
-            if kwg_tile(self.nodes, node) == 0 and no_side and self.anchor_col < self.dim - 1:
-                self.recursive_gen(self.anchor_col + 1, kwg_arc(self.nodes, node), col, rightstrip,
+            if (self.node_at(node) >> 24) == 0 and no_side and self.anchor_col < self.dim - 1:
+                self.recursive_gen(self.anchor_col + 1, self.node_at(node) & KWG_ARC_MASK, col, rightstrip,
                                    main_score, word_mult, cross_total)
         else:
             if record:
@@ -666,8 +673,20 @@ cdef class MoveGen:
             return True
         if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
             return False
-        return (self.row_cs[col] & self.child_masks[node] &
+        return (self.row_cs[col] & self.kids_of(node) &
                 (self.all_letters if self.rack[0] > 0 else self.rack_bits)) != 0
+
+    cdef inline uint64_t kids_of(self, uint32_t p) noexcept nogil:
+        """The tiles of the sibling list from node p on (bit t for tile t)."""
+        if self.mnodes != NULL:
+            return self.mnodes[p] >> 32
+        return self.child_masks[p]
+
+    cdef inline uint32_t node_at(self, uint32_t i) noexcept nogil:
+        """Node i of the word graph (read from the interleaved array when there is one: same cache line)."""
+        if self.mnodes != NULL:
+            return <uint32_t> self.mnodes[i]
+        return self.nodes[i]
 
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil:

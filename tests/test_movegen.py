@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from engine_cy.alphabet import LetterDistribution
+from engine_cy.alphabet import ENGLISH_CSV, LetterDistribution
 from engine_cy.klv import Klv
 from engine_cy.kwg import Kwg, build_kwg
 from engine_cy.movegen import MoveGen, formed_words, score_play
@@ -225,6 +225,39 @@ def test_against_brute_force(seed):
         # play a random legal move to grow the board
         full_rack = [rng.choice(letters) for _ in range(7)]
         gen.generate(board, full_rack, 50)
+        _place_random(board, gen.moves(), rng)
+
+
+EXTRA_LETTERS = "ÁÉÍÓÚÑÇÄÖÜ"     # tiles 27-36: past the interleaved graph's 32-tile limit
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_large_alphabet_against_brute_force(seed):
+    """An alphabet of 37 tiles (English and ten more): the generator's path for graphs whose tiles do not fit
+    the interleaved node array, against brute force."""
+    csv = ENGLISH_CSV.strip() + "\n" + "\n".join(f"{c},2,{i % 5 + 1},{int(c in 'ÁÉÍÓÚÄÖÜ')}"
+                                                  for i, c in enumerate(EXTRA_LETTERS))
+    ld = LetterDistribution(csv, "large")
+    assert ld.size == 37
+    extra = {ld.letter_ml(c) for c in EXTRA_LETTERS}
+    assert max(extra) == 36
+    words = {enc(w) for w in SMALL_WORDS}
+    # the same words with A, E and S spelled by tiles 34-36
+    swap = {1: 34, 5: 35, 19: 36}
+    words |= {bytes(swap.get(t, t) for t in w) for w in list(words)}
+    kwg = Kwg(build_kwg(sorted(words)))
+    gen = MoveGen(kwg, ld, None)
+    assert not gen.interleaved and MoveGen(Kwg(build_kwg(sorted(enc(w) for w in SMALL_WORDS))), LD).interleaved
+    rng = random.Random(seed)
+    board = new_board()
+    letters = [1, 2, 4, 5, 18, 19, 34, 35, 36]
+    for _step in range(8):
+        rack = [rng.choice(letters + [0]) for _ in range(rng.randint(1, 7))]
+        expected = brute_force_moves(board.tiles_list(), rack, words, ld, _premium(board))
+        gen.generate(board, rack, 50)
+        got = {(m[1], m[2], m[3], m[4]): m[5] for m in gen.moves() if m[0] == "place"}
+        assert got == expected
+        gen.generate(board, [rng.choice(letters) for _ in range(7)], 50)
         _place_random(board, gen.moves(), rng)
 
 
