@@ -3,7 +3,10 @@
 Default: ONYX (1 in the bag, every play, early cut-off) and AXE (2 in the bag, 6F .X.). --full adds the
 4-in-the-bag position: 2L P.ND alone, and every bag-emptying play (--max-tiles-left 0), at 4 plies.
 
-Run: .venv/bin/python bench/peg.py [--threads 2] [--full] [--data-dir DIR]
+Run: .venv/bin/python bench/peg.py [--threads 2] [--full] [--prune on,off] [--data-dir DIR]
+
+--prune on,off runs each position both ways (the lexicon pruned to the board, the default, and the full one):
+the same results, the time is what changes.
 """
 
 from __future__ import annotations
@@ -34,19 +37,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--full", action="store_true", help="include the 4-in-the-bag runs (minutes)")
+    ap.add_argument("--prune", default="on", help="on, off or on,off: search in the lexicon pruned to the board")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
+    prunes = [{"on": True, "off": False}[x] for x in args.prune.split(",")]
     cases = {json.loads(line)["id"]: json.loads(line) for line in CASES.read_text().splitlines()}
     engine = Engine(Settings.load(args.data_dir))
     for cid, kw, slow in RUNS:
         if slow and not args.full:
             continue
-        job = PegJob(engine, parse_cgp(cases[cid]["cgp"]), PegOptions(threads=args.threads, **kw))
-        res = job.run()
-        w = res.winner
-        print(f"{cid:26s} {kw} threads={args.threads} winner={w.text if w else None} "
-              f"wins={w.points if w else 0}/{res.total_permutations} endgames={res.endgames} "
-              f"nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)
+        for prune in prunes:
+            opts = PegOptions(threads=args.threads, prune_lexicon=prune, **kw)
+            res = PegJob(engine, parse_cgp(cases[cid]["cgp"]), opts).run()
+            w = res.winner
+            print(f"{cid:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
+                  f"winner={w.text if w else None} wins={w.points if w else 0}/{res.total_permutations} "
+                  f"endgames={res.endgames} nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)
 
 
 if __name__ == "__main__":
