@@ -1,5 +1,5 @@
 # A lexicon pruned to one board: the words that can ever lie along any row or column of this board from now
-# on, when the tiles still to be placed are at most the distribution's tiles that are not on the board.
+# on, when the tiles still to be placed are at most the game's tiles in play (both racks and the bag).
 #
 # The endgame and the pre-endgame search positions that only add tiles to one board, so every word formed in
 # their searches, a main word or a cross-word, lies along some lane of the starting board: its squares hold
@@ -10,7 +10,9 @@
 # pruned graph see the same legal moves, in the same order, as on the full lexicon, with far fewer arcs to
 # try at each step (a blank on a rack no longer sweeps the whole alphabet at every node).
 #
-# What is pruned depends on the board and the letter distribution only: no hidden rack or bag is used.
+# The pruned lexicon changes only the work, never a result: a search in it sees exactly the moves it would see
+# in the full lexicon. (In a real game the tiles in play are the distribution's tiles not on the board, the same
+# for both players.)
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport malloc, realloc, free
@@ -137,9 +139,14 @@ cdef int _lanes(Board board, ml_t* lanes) noexcept nogil:
     return n
 
 
+# Above this many tiles in play (not an endgame or a pre-endgame) pruning costs more than it saves: the
+# full lexicon is used.
+PRUNE_MAX_TILES = 32
+
+
 def pruned_words(Game game, counts=None):
     """The words (machine letters, bytes) that can ever lie along a lane of `game`'s board when at most
-    `counts` tiles (by machine letter, 0: blanks; default: the distribution's tiles that are not on the board)
+    `counts` tiles (by machine letter, 0: blanks; default: the game's tiles in play, both racks and the bag)
     are still to be placed. Sorted, without duplicates."""
     cdef Ctx* c
     cdef Board board = game.board
@@ -202,20 +209,24 @@ def pruned_words(Game game, counts=None):
 
 
 def unplayed_counts(Game game):
-    """The distribution's tiles that are not on the board, by machine letter (0: blanks)."""
-    cdef Board board = game.board
-    cdef int r, col, t
-    counts = [game.ld.counts[i] for i in range(game.ld.size)]
-    for r in range(board.dim):
-        for col in range(board.dim):
-            t = board.get(r, col)
-            if t:
-                counts[0 if t & 0x80 else t] -= 1
-    return [max(0, x) for x in counts]
+    """The game's tiles in play (both racks and the bag) by machine letter (0: blanks): every tile that can
+    still be placed on the board."""
+    cdef int ml, i
+    counts = [0] * game.ld.size
+    for ml in range(game.ld.size):
+        counts[ml] = game.racks[0][ml] + game.racks[1][ml]
+    for i in range(game.bag_n):
+        counts[game.bag[i]] += 1
+    return counts
 
 
 def pruned_kwg(Game game, counts=None):
-    """A KWG (DAWG and GADDAG) of pruned_words(game, counts), validated like any loaded lexicon."""
+    """A KWG (DAWG and GADDAG) of pruned_words(game, counts), validated like any loaded lexicon; the game's
+    own lexicon when more than PRUNE_MAX_TILES tiles are in play."""
+    if counts is None:
+        counts = unplayed_counts(game)
+    if sum(counts) > PRUNE_MAX_TILES:
+        return game.kwg
     return Kwg(build_kwg(pruned_words(game, counts), True), "gaddag")
 
 

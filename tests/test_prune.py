@@ -12,7 +12,7 @@ import pytest
 from engine_cy.endgame import EndgameSolver
 from engine_cy.game import Game
 from engine_cy.movegen import MoveGen
-from engine_cy.prune import pruned_game, pruned_kwg, pruned_words, unplayed_counts
+from engine_cy.prune import PRUNE_MAX_TILES, pruned_game, pruned_kwg, pruned_words, unplayed_counts
 from macondo_server.formats import new_board, parse_cgp
 from macondo_server.gamestate import game_from_position
 from macondo_server.peg import PegJob, PegOptions
@@ -143,6 +143,20 @@ def test_counts_are_checked(registry):
     assert pruned_words(g, [0] * lex.ld.size) == []
     with pytest.raises(ValueError):
         g.with_lexicon(lex.klv.kwg)        # a leave graph has no GADDAG
+
+
+def test_tiles_in_play_are_the_racks_and_the_bag(registry):
+    """What can still be placed is what the racks and the bag hold (a position whose bag was emptied by hand
+    prunes to its racks); with more than PRUNE_MAX_TILES tiles in play the full lexicon is kept."""
+    lex = registry.get("SCOWL70")
+    g = _selfplay_until(lex, 4, 60)
+    assert sum(unplayed_counts(g)) == len(g.rack(0)) + len(g.rack(1)) + g.bag_size > PRUNE_MAX_TILES
+    assert pruned_kwg(g) is lex.kwg
+    g.discard_bag()
+    counts = unplayed_counts(g)
+    assert sum(counts) == len(g.rack(0)) + len(g.rack(1)) <= 14
+    assert all(counts[ml] == g.rack(0).count(ml) + g.rack(1).count(ml) for ml in range(lex.ld.size))
+    assert pruned_kwg(g) is not lex.kwg
 
 
 @pytest.mark.parametrize("lexicon", LEXICA)
