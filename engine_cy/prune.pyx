@@ -16,7 +16,7 @@
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, MAX_BOARD_DIM
 from engine_cy.kwg cimport Kwg, kwg_tile, kwg_accepts, kwg_is_end, kwg_arc, kwg_seek
@@ -59,7 +59,9 @@ cdef bint _emit(Ctx* c, int length) noexcept nogil:
 
 
 cdef void _through(Ctx* c, int pos, uint32_t p, int placed, bint touched) noexcept nogil:
-    """Words starting at c.start that use at least one of the lane's tiles: fill square pos from list p."""
+    """Words starting at c.start that use at least one of the lane's tiles (`touched`: one is already in the
+    word): fill square pos from list p. On a lane of empty squares only, started with touched set, this lists
+    the words of unplayed tiles that fit the lane."""
     cdef uint32_t q
     cdef int t, use
     cdef bint ends
@@ -76,7 +78,7 @@ cdef void _through(Ctx* c, int pos, uint32_t p, int placed, bint touched) noexce
         _through(c, pos + 1, kwg_arc(c.nodes, q), placed, True)
         return
     if not touched and not c.tile_at_or_after[pos]:
-        return            # this word can never reach one of the lane's tiles: _free covers it
+        return            # this word can never reach one of the lane's tiles: the empty-lane pass covers it
     q = p
     while True:
         t = kwg_tile(c.nodes, q)
@@ -84,31 +86,9 @@ cdef void _through(Ctx* c, int pos, uint32_t p, int placed, bint touched) noexce
         if use >= 0:
             c.counts[use] -= 1
             c.word[pos - c.start] = <ml_t> t
-            if ends and touched and kwg_accepts(c.nodes, q):
+            if ends and touched and pos > c.start and kwg_accepts(c.nodes, q):
                 _emit(c, pos - c.start + 1)
             _through(c, pos + 1, kwg_arc(c.nodes, q), placed + 1, touched)
-            c.counts[use] += 1
-        if kwg_is_end(c.nodes, q):
-            break
-        q += 1
-
-
-cdef void _free(Ctx* c, int depth, uint32_t p, int max_len) noexcept nogil:
-    """Words of at most max_len letters made of unplayed tiles only."""
-    cdef uint32_t q
-    cdef int t, use
-    if depth >= max_len or p == 0 or c.failed:
-        return
-    q = p
-    while True:
-        t = kwg_tile(c.nodes, q)
-        use = t if c.counts[t] > 0 else (0 if c.counts[0] > 0 else -1)
-        if use >= 0:
-            c.counts[use] -= 1
-            c.word[depth] = <ml_t> t
-            if depth >= 1 and kwg_accepts(c.nodes, q):
-                _emit(c, depth + 1)
-            _free(c, depth + 1, kwg_arc(c.nodes, q), max_len)
             c.counts[use] += 1
         if kwg_is_end(c.nodes, q):
             break
@@ -191,7 +171,11 @@ def pruned_words(Game game, counts=None):
                     if s == 0 or c.line[s - 1] == 0:
                         c.start = s
                         _through(c, s, kwg.dawg_root, 0, False)
-            _free(c, 0, kwg.dawg_root, max_run)
+            # words of unplayed tiles only: those that fit the longest run of empty squares of any lane
+            memset(c.line, 0, sizeof(c.line))
+            c.dim = max_run
+            c.start = 0
+            _through(c, 0, kwg.dawg_root, 0, True)
         if c.failed:
             raise MemoryError()
         words = set()
