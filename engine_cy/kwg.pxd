@@ -86,6 +86,7 @@ cdef class Kwg:
     cdef object _word_map                # lazily built engine_cy.wordmap.WordMap
     cdef object _mnodes                  # lazily built: nodes interleaved with their child masks (tiles 0-31)
     cdef const uint64_t* mnodes
+    cdef readonly uint32_t mnodes_root      # the GADDAG root list in mnodes (its lists are laid out anew)
     cdef bint contains_ml(self, const unsigned char* word, int n) noexcept nogil
     cdef void ensure_child_masks(self) except *
     cdef bint ensure_mnodes(self) except *

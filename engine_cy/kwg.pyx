@@ -583,6 +583,55 @@ cdef void _fill_child_masks(const uint32_t* nodes, uint32_t n, const uint8_t* re
         p -= 1
 
 
+cdef int64_t _relayout(const uint32_t* nodes, const uint64_t* masks, uint32_t root, uint32_t* pos,
+                       uint32_t* queue, uint64_t* out) noexcept nogil:
+    """The GADDAG's sibling lists reachable from list `root`, laid out breadth first from index 1 (0 stays
+    the "no list" arc): the lists the move generator reads most (near the root) are packed together, and
+    the lists one list's letters lead to lie side by side. pos (zeroed) maps an old list start to its new
+    one; queue holds the lists in their new order. out NULL: only counts. Returns the entries used (+1),
+    or -1 when they would not fit the 22-bit arcs."""
+    cdef int64_t head = 0, tail = 0, nxt = 1, j
+    cdef uint32_t p, e, c, ln
+    pos[root] = 1
+    queue[tail] = root
+    tail += 1
+    ln = 1
+    while not kwg_is_end(nodes, root + ln - 1):
+        ln += 1
+    nxt = 1 + ln
+    while head < tail:
+        p = queue[head]
+        head += 1
+        e = p
+        while True:
+            c = kwg_arc(nodes, e)
+            if c != 0 and pos[c] == 0:
+                if nxt > KWG_ARC_MASK:
+                    return -1
+                pos[c] = <uint32_t> nxt
+                queue[tail] = c
+                tail += 1
+                ln = 1
+                while not kwg_is_end(nodes, c + ln - 1):
+                    ln += 1
+                nxt += ln
+            if kwg_is_end(nodes, e):
+                break
+            e += 1
+    if out != NULL:
+        for j in range(tail):
+            p = queue[j]
+            e = p
+            while True:
+                c = kwg_arc(nodes, e)
+                out[pos[p] + (e - p)] = (<uint64_t> ((nodes[e] & ~(<uint32_t> KWG_ARC_MASK)) |
+                                                     (pos[c] if c != 0 else 0))) | (masks[e] << 32)
+                if kwg_is_end(nodes, e):
+                    break
+                e += 1
+    return nxt
+
+
 cdef class Kwg:
     """A KWG held as one contiguous uint32 array (no per-node Python objects), validated at load."""
 
@@ -852,26 +901,40 @@ cdef class Kwg:
         self.child_masks = m
 
     cdef bint ensure_mnodes(self) except *:
-        """mnodes[i] = nodes[i] | child_masks[i] << 32: a node and the tiles of its sibling-list suffix in one
-        word, so the move generator's child lookup (mask, then the child's node, a few entries on) reads one
-        cache line where the separate arrays take two. Only when every tile is below 32 (returns False
-        otherwise, and mnodes stays NULL)."""
-        cdef cnp.ndarray arr
+        """The move generator's copy of the GADDAG: each node and the tiles of its sibling-list suffix in one
+        uint64 (node | mask << 32), so a child lookup (mask, then the child's node a few entries on) reads one
+        cache line where the separate arrays take two; and the lists reachable from the GADDAG root laid out
+        breadth first (_relayout), from mnodes_root = 1, so that the hot lists near the root share cache
+        lines and a list's children lie side by side. Arcs in mnodes are indices into mnodes. Only when every
+        tile is below 32 and the lists fit 22-bit arcs (returns False otherwise, and mnodes stays NULL)."""
+        cdef cnp.ndarray arr, pos, queue
         cdef uint64_t* m
         cdef uint32_t i
+        cdef int64_t used
         if self._mnodes is not None:
             return True
         self.ensure_child_masks()
         for i in range(self.n_nodes):
             if self.child_masks[i] >> 32:
                 return False
-        arr = np.zeros(self.n_nodes + 1, dtype=np.uint64)
-        m = <uint64_t*> cnp.PyArray_DATA(arr)
+        if self.gaddag_root == 0:
+            return False
+        pos = np.zeros(self.n_nodes + 1, dtype=np.uint32)
+        queue = np.zeros(self.n_nodes + 1, dtype=np.uint32)
         with nogil:
-            for i in range(self.n_nodes):
-                m[i] = (<uint64_t> self.nodes[i]) | (self.child_masks[i] << 32)
+            used = _relayout(self.nodes, self.child_masks, self.gaddag_root, <uint32_t*> cnp.PyArray_DATA(pos),
+                             <uint32_t*> cnp.PyArray_DATA(queue), NULL)
+        if used < 0:
+            return False
+        arr = np.zeros(used + 1, dtype=np.uint64)
+        m = <uint64_t*> cnp.PyArray_DATA(arr)
+        pos[:] = 0
+        with nogil:
+            _relayout(self.nodes, self.child_masks, self.gaddag_root, <uint32_t*> cnp.PyArray_DATA(pos),
+                      <uint32_t*> cnp.PyArray_DATA(queue), m)
         self._mnodes = arr
         self.mnodes = m
+        self.mnodes_root = 1
         return True
 
     def word_map(self):

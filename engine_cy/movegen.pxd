@@ -123,6 +123,7 @@ cdef class MoveGen:
     cdef const uint32_t* nodes
     cdef const uint64_t* child_masks      # Kwg.ensure_child_masks: O(1) child lookup
     cdef const uint64_t* mnodes           # Kwg.ensure_mnodes: nodes and masks in one array (NULL: > 32 tiles)
+    cdef uint32_t root                    # the GADDAG root list (in mnodes when there is one)
     cdef const uint64_t* klv_masks        # the same for the leave graph (NULL without leaves)
     cdef int32_t scores[MAX_ALPHABET]
     cdef bint vowel[MAX_ALPHABET]

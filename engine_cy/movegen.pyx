@@ -21,6 +21,7 @@ from engine_cy.cross_set import compute_all as _compute_cross_sets
 cdef extern from "portable.h":
     int ctz64 "macondo_ctz64"(uint64_t) nogil
     int popcount64 "macondo_popcount64"(uint64_t) nogil
+    void prefetch "macondo_prefetch"(const void*) nogil
 
 cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
@@ -221,6 +222,7 @@ cdef class MoveGen:
         kwg.ensure_child_masks()
         self.child_masks = kwg.child_masks
         self.mnodes = kwg.mnodes if kwg.ensure_mnodes() else NULL
+        self.root = kwg.mnodes_root if self.mnodes != NULL else kwg.gaddag_root
         for i in range(MAX_ALPHABET):
             self.scores[i] = ld.scores[i] if i < ld.size else 0
             self.vowel[i] = ld.vowels[i] if i < ld.size else False
@@ -558,7 +560,7 @@ cdef class MoveGen:
                             int main_score, int word_mult, int cross_total) noexcept nogil:
         cdef ml_t cur = self.row_tiles[col]
         cdef uint32_t i, child
-        cdef uint64_t cs, kids
+        cdef uint64_t cs, kids, pf
         cdef ml_t ml
         cdef uint8_t bit
         cdef uint32_t n
@@ -597,6 +599,13 @@ cdef class MoveGen:
         else:
             no_side = col == dim - 1 or self.row_tiles[col + 1] == 0
             can_record = no_side
+        if self.mnodes != NULL:
+            # start loading every child's sibling list now: each is a likely cache miss, and the misses overlap
+            pf = cs
+            while pf != 0:
+                i = node + <uint32_t> popcount64(kids & ((pf & (~pf + 1)) - 1))
+                pf &= pf - 1
+                prefetch(&self.mnodes[<uint32_t> self.mnodes[i] & KWG_ARC_MASK])
         while cs != 0:
             ml = <ml_t> ctz64(cs)
             cs &= cs - 1
@@ -788,7 +797,7 @@ cdef class MoveGen:
                     e.ext[a - 1] &= self.precede1[letters[a]]
                 else:
                     cur = self.walk_rev(letters, a, b, 0)
-                    e.ext[a - 1] &= (self.child_masks[cur] & self.all_letters) \
+                    e.ext[a - 1] &= (self.kids_of(cur) & self.all_letters) \
                         if cur != 0 and cur != KWG_NOT_FOUND else 0
             if b < dim - 1:
                 fol = self.follow1[letters[b]]   # what can follow the run's last letter at all
@@ -816,7 +825,7 @@ cdef class MoveGen:
             pair[0] = <uint8_t> x
             cur = self.walk_rev(pair, 0, 0, 0)
             if cur != 0 and cur != KWG_NOT_FOUND:
-                self.precede1[x] = self.child_masks[cur] & self.all_letters
+                self.precede1[x] = self.kids_of(cur) & self.all_letters
             for c in range(1, self.ld.size):
                 if self.walk_rev(pair, 0, 0, c) != KWG_NOT_FOUND:
                     self.follow1[x] |= (<uint64_t> 1) << c
@@ -824,18 +833,18 @@ cdef class MoveGen:
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil:
         """Follow `first` (when > 0), then letters[b], letters[b-1], ..., letters[a] from the GADDAG root: the
         list reached (0: the path ends there), or KWG_NOT_FOUND when no word has that substring."""
-        cdef uint32_t cur = self.kwg.gaddag_root, i
+        cdef uint32_t cur = self.root, i
         cdef uint64_t kids
         cdef int x, pos = b + 1 if first > 0 else b
         while pos >= a:
             x = first if pos == b + 1 else letters[pos]
             if cur == 0:
                 return KWG_NOT_FOUND
-            kids = self.child_masks[cur]
+            kids = self.kids_of(cur)
             if not ((kids >> x) & 1):
                 return KWG_NOT_FOUND
             i = cur + <uint32_t> popcount64(kids & (((<uint64_t> 1) << x) - 1))
-            cur = self.nodes[i] & KWG_ARC_MASK
+            cur = self.node_at(i) & KWG_ARC_MASK
             pos -= 1
         return cur
 
@@ -879,7 +888,7 @@ cdef class MoveGen:
                 self.last_anchor_col = idx
                 continue
             self.anchor_col = idx
-            self.recursive_gen(idx, self.kwg.gaddag_root, idx, idx, 0, 1, 0)
+            self.recursive_gen(idx, self.root, idx, idx, 0, 1, 0)
             self.last_anchor_col = idx
 
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
@@ -1073,7 +1082,7 @@ cdef class MoveGen:
                 while k > 0 and kb[k] < self.best.equity:
                     k -= 1
             self.max_tiles = k
-            self.recursive_gen(top.col, self.kwg.gaddag_root, top.col, top.col, 0, 1, 0)
+            self.recursive_gen(top.col, self.root, top.col, top.col, 0, 1, 0)
             self.max_tiles = saved_max
 
     cdef void prepare_shadow(self) noexcept nogil:
