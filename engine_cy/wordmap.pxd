@@ -22,4 +22,6 @@ cdef class WordMap:
     cdef readonly bint usable         # False when the alphabet or a word's letter counts do not fit the keys
     cdef readonly long n_words
     cdef readonly long n_classes
+    cdef uint64_t* filt               # blocked Bloom filter of the keys (2 bits in one word per key)
+    cdef uint64_t filt_mask
     cdef const WmSlot* find(self, uint64_t k0, uint64_t k1) noexcept nogil

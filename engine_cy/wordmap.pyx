@@ -17,6 +17,11 @@ cdef inline uint64_t _hash(uint64_t k0, uint64_t k1) noexcept nogil:
     return z ^ (z >> 32)
 
 
+cdef inline uint64_t _filter_bits(uint64_t h) noexcept nogil:
+    """The key's two bits in its filter word (from hash bits the word's index does not use)."""
+    return ((<uint64_t> 1) << ((h >> 52) & 63)) | ((<uint64_t> 1) << ((h >> 58) & 63))
+
+
 cdef inline uint32_t _key_length(uint64_t k0, uint64_t k1) noexcept nogil:
     cdef uint32_t n = 0
     while k0:
@@ -98,10 +103,13 @@ cdef class WordMap:
         self.usable = False
         self.n_words = 0
         self.n_classes = 0
+        self.filt = NULL
+        self.filt_mask = 0
 
     def __init__(self, Kwg kwg, int min_len=RACK_SIZE, int max_len=MAX_BOARD_DIM):
-        cdef long n = 0, total = 0, cap
+        cdef long n = 0, total = 0, cap, fcap
         cdef uint32_t out_off = 0, i
+        cdef uint64_t h
         cdef bint fits = True
         self.min_len = min_len
         self.max_len = max_len
@@ -131,18 +139,38 @@ cdef class WordMap:
                     out_off += self.slots[i].count * _key_length(self.slots[i].k0, self.slots[i].k1)
                     self.slots[i].count = 0   # refilled by the copying walk
             _walk(self, kwg, 2, &n, &total, &fits)
+        # a filter of the keys, one 64-bit word per 4 classes (16 bits a class, 2 of them set): most lookups
+        # (a rack and the tiles a span plays through) are of multisets that are no word's, and the filter,
+        # a small fraction of the map, turns most of those away from fast memory (a few percent get through)
+        fcap = 1
+        while fcap * 4 < self.n_classes:
+            fcap *= 2
+        self.filt = <uint64_t*> calloc(fcap, sizeof(uint64_t))
+        if self.filt == NULL:
+            raise MemoryError()
+        self.filt_mask = <uint64_t> (fcap - 1)
+        with nogil:
+            for i in range(cap):
+                if self.slots[i].count != 0:
+                    h = _hash(self.slots[i].k0, self.slots[i].k1)
+                    self.filt[h & self.filt_mask] |= _filter_bits(h)
         self.usable = True
 
     def __dealloc__(self):
         free(self.slots)
         free(self.letters)
+        free(self.filt)
 
     cdef const WmSlot* find(self, uint64_t k0, uint64_t k1) noexcept nogil:
         """The class of this multiset, or NULL."""
-        cdef uint64_t h
-        if self.slots == NULL:
+        cdef uint64_t h, bits
+        if self.slots == NULL or self.filt == NULL:
             return NULL
-        h = _hash(k0, k1) & self.mask
+        h = _hash(k0, k1)
+        bits = _filter_bits(h)
+        if (self.filt[h & self.filt_mask] & bits) != bits:
+            return NULL
+        h &= self.mask
         while True:
             if self.slots[h].k0 == k0 and self.slots[h].k1 == k1:
                 return &self.slots[h]
