@@ -25,6 +25,8 @@ cimport cython
 @cython.final
 cdef class TranspositionTable:
     cdef TTEntry* entries
+    cdef void* mem_base                   # the allocation holding entries (macondo_huge_alloc)
+    cdef size_t mem_len
     cdef uint64_t mask
     cdef readonly uint64_t n_entries
     cdef bint probe(self, uint64_t key, int* score, int* depth, int* flag, uint64_t* move) noexcept nogil

@@ -12,6 +12,8 @@ from libc.string cimport memset, memcpy
 
 cdef extern from "portable.h":
     double macondo_now() noexcept nogil
+    void* macondo_huge_alloc(size_t n, void** base, size_t* length) noexcept nogil
+    void macondo_huge_free(void* base, size_t length) noexcept nogil
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE, MAX_BOARD_DIM
 from engine_cy.game cimport Game
@@ -66,6 +68,8 @@ cdef class TranspositionTable:
 
     def __cinit__(self):
         self.entries = NULL
+        self.mem_base = NULL
+        self.mem_len = 0
 
     def __init__(self, int megabytes=256):
         cdef uint64_t n = 1
@@ -73,14 +77,19 @@ cdef class TranspositionTable:
             raise ValueError("the transposition table needs at least 1 MB")
         while n * 2 * sizeof(TTEntry) <= <uint64_t> megabytes * 1024 * 1024:
             n *= 2
-        self.entries = <TTEntry*> calloc(n, sizeof(TTEntry))
+        # huge pages where the system has them: the probes are random over the whole table, and with 4 KB
+        # pages nearly each is a TLB miss (pass-first CSW21 at 10 plies: 0.70 -> 0.52 s). The cost: the first
+        # touch of each 2 MB faults it in whole (the kernel zeroes it), so a solve that touches few entries
+        # pays up to about 1 ms per MB of table here (a 5k-node solve with 256 MB: 0.06 -> 0.28 s)
+        self.entries = <TTEntry*> macondo_huge_alloc(n * sizeof(TTEntry), &self.mem_base, &self.mem_len)
         if self.entries == NULL:
             raise MemoryError(f"cannot allocate a {megabytes} MB transposition table")
         self.n_entries = n
         self.mask = n - 1
 
     def __dealloc__(self):
-        free(self.entries)
+        if self.mem_base != NULL:
+            macondo_huge_free(self.mem_base, self.mem_len)
 
     def clear(self):
         memset(self.entries, 0, self.n_entries * sizeof(TTEntry))

@@ -84,8 +84,9 @@ cdef class Kwg:
     cdef object _child_masks             # lazily computed: tiles of the sibling-list suffix at each node
     cdef const uint64_t* child_masks
     cdef object _word_map                # lazily built engine_cy.wordmap.WordMap
-    cdef object _mnodes                  # lazily built: nodes interleaved with their child masks (tiles 0-31)
-    cdef const uint64_t* mnodes
+    cdef const uint64_t* mnodes           # lazily built by ensure_mnodes (NULL until then, or when unusable)
+    cdef void* mnodes_base                # its allocation (macondo_huge_alloc)
+    cdef size_t mnodes_len
     cdef readonly uint32_t mnodes_root      # the GADDAG root list in mnodes (its lists are laid out anew)
     cdef bint contains_ml(self, const unsigned char* word, int n) noexcept nogil
     cdef void ensure_child_masks(self) except *

@@ -29,6 +29,8 @@ cnp.import_array()
 cdef extern from "portable.h":
     int popcount64 "macondo_popcount64"(uint64_t) nogil
     void prefetch "macondo_prefetch"(const void*) nogil
+    void* macondo_huge_alloc(size_t n, void** base, size_t* length) noexcept nogil
+    void macondo_huge_free(void* base, size_t length) noexcept nogil
 
 cdef enum:
     REC = 24          # bytes per string record in the builder (tiles stored +1, zero padded)
@@ -645,9 +647,14 @@ cdef class Kwg:
         self.child_masks = NULL
         self._child_masks = None
         self._word_map = None
-        self._mnodes = None
         self.mnodes = NULL
+        self.mnodes_base = NULL
+        self.mnodes_len = 0
         self.kind = "dawg"
+
+    def __dealloc__(self):
+        if self.mnodes_base != NULL:
+            macondo_huge_free(self.mnodes_base, self.mnodes_len)
 
     def __init__(self, data, kind="auto"):
         """data: bytes-like KWG file contents (little-endian uint32 nodes).
@@ -907,11 +914,11 @@ cdef class Kwg:
         breadth first (_relayout), from mnodes_root = 1, so that the hot lists near the root share cache
         lines and a list's children lie side by side. Arcs in mnodes are indices into mnodes. Only when every
         tile is below 32 and the lists fit 22-bit arcs (returns False otherwise, and mnodes stays NULL)."""
-        cdef cnp.ndarray arr, pos, queue
+        cdef cnp.ndarray pos, queue
         cdef uint64_t* m
         cdef uint32_t i
         cdef int64_t used
-        if self._mnodes is not None:
+        if self.mnodes != NULL:
             return True
         self.ensure_child_masks()
         for i in range(self.n_nodes):
@@ -926,13 +933,14 @@ cdef class Kwg:
                              <uint32_t*> cnp.PyArray_DATA(queue), NULL)
         if used < 0:
             return False
-        arr = np.zeros(used + 1, dtype=np.uint64)
-        m = <uint64_t*> cnp.PyArray_DATA(arr)
+        # huge pages where the system has them (the generator's reads are random over the whole graph)
+        m = <uint64_t*> macondo_huge_alloc((used + 1) * sizeof(uint64_t), &self.mnodes_base, &self.mnodes_len)
+        if m == NULL:
+            raise MemoryError()
         pos[:] = 0
         with nogil:
             _relayout(self.nodes, self.child_masks, self.gaddag_root, <uint32_t*> cnp.PyArray_DATA(pos),
                       <uint32_t*> cnp.PyArray_DATA(queue), m)
-        self._mnodes = arr
         self.mnodes = m
         self.mnodes_root = 1
         return True
