@@ -233,6 +233,8 @@ cdef class MoveGen:
     cdef uint8_t bp_blank[BINGO_POOL][2]  # the letters the blanks stand for in that class (0: none)
     cdef int bp_n
     cdef ExtEntry* ext_cache
+    cdef ExtEntry* ext_lane               # per orientation and lane: the last sets lane_ext gave it, under the
+                                          # lane's raw tiles (letters holds them, as the board does)
     cdef uint64_t precede1[MAX_ALPHABET]  # letters that come right before / after each letter in some word
     cdef uint64_t follow1[MAX_ALPHABET]
     cdef void prepare_bigrams(self) noexcept nogil
@@ -240,6 +242,7 @@ cdef class MoveGen:
     cdef void cache_lane(self, int d, int lane) noexcept nogil
     cdef bint lane_playable(self, int d, int lane) noexcept nogil
     cdef const uint64_t* lane_ext(self) noexcept nogil
+    cdef void keep_lane_ext(self, ExtEntry* last, const ExtEntry* e, const ml_t* tiles) noexcept nogil
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
                            equity_t* kb2) noexcept nogil

@@ -210,6 +210,7 @@ cdef class MoveGen:
         self.peg_table = NULL
         self.peg_len = 0
         self.ext_cache = NULL
+        self.ext_lane = NULL
 
     def __init__(self, Kwg kwg, LetterDistribution ld, Klv klv=None, int bingo_bonus=50):
         cdef int i
@@ -240,7 +241,8 @@ cdef class MoveGen:
         self.use_word_map = True
         self.use_ext = True
         self.ext_cache = <ExtEntry*> calloc(EXT_CACHE, sizeof(ExtEntry))
-        if self.ext_cache == NULL:
+        self.ext_lane = <ExtEntry*> calloc(2 * MAX_BOARD_DIM, sizeof(ExtEntry))
+        if self.ext_cache == NULL or self.ext_lane == NULL:
             raise MemoryError()
         self.prepare_bigrams()
         self.max_tiles = RACK_SIZE
@@ -271,6 +273,7 @@ cdef class MoveGen:
         free(self.move_buf)
         free(self.peg_table)
         free(self.ext_cache)
+        free(self.ext_lane)
 
     def set_preendgame_table(self, values):
         """Optional equity adjustment by tiles the opponent will see unseen (points per index)."""
@@ -766,6 +769,12 @@ cdef class MoveGen:
         cdef uint32_t cur
         cdef ExtEntry* e
         cdef uint64_t w[3]
+        # most lanes are as they were at this generator's last look (a play changes a few): then the sets it
+        # gave are still right, compared on the board's own tiles (written long before, so read at full speed)
+        cdef ExtEntry* last = &self.ext_lane[self.dir * MAX_BOARD_DIM + self.lane]
+        cdef const ml_t* tiles = &self.board.tiles[self.dir][self.lane * dim]
+        if last.dim == dim and memcmp(last.letters, tiles, dim) == 0:
+            return last.ext
         # the lane's letters (blanks by their letter), 0 past the lane's end, hashed 8 at a time
         memset(w, 0, sizeof(w))
         memcpy(w, self.row_tiles, dim * sizeof(ml_t))
@@ -779,6 +788,7 @@ cdef class MoveGen:
         h ^= h >> 32
         e = &self.ext_cache[h & (EXT_CACHE - 1)]
         if e.dim == dim and memcmp(e.letters, letters, MAX_BOARD_DIM) == 0:
+            self.keep_lane_ext(last, e, tiles)
             return e.ext
         memcpy(e.letters, letters, MAX_BOARD_DIM)
         e.dim = dim
@@ -811,7 +821,14 @@ cdef class MoveGen:
                             fol |= (<uint64_t> 1) << c
                 e.ext[b + 1] &= fol
             a = b + 1
+        self.keep_lane_ext(last, e, tiles)
         return e.ext
+
+    cdef inline void keep_lane_ext(self, ExtEntry* last, const ExtEntry* e, const ml_t* tiles) noexcept nogil:
+        """Remember the sets e for the cached lane, under its raw tiles (blanks marked, as the board has them)."""
+        memcpy(last.ext, e.ext, sizeof(e.ext))
+        memcpy(last.letters, tiles, self.dim)
+        last.dim = self.dim
 
     cdef void prepare_bigrams(self) noexcept nogil:
         """precede1[x] / follow1[x]: the letters that come right before / after x in some word."""
