@@ -891,15 +891,17 @@ cdef class MoveGen:
 
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
+        cdef uint64_t anchors
         if not self.lane_playable(self.dir, self.lane):
             return                  # (search_anchors, the one user of a cached lane, re-caches after dir = -1)
         self.cache_lane(self.dir, self.lane)
         if self.max_tiles < RACK_SIZE:
             self.gen_bingos()
         self.last_anchor_col = -100
-        for idx in range(self.dim):
-            if not ((self.anchor_bits >> idx) & 1):
-                continue
+        anchors = self.anchor_bits
+        while anchors != 0:
+            idx = ctz64(anchors)
+            anchors &= anchors - 1
             if self.row_cs[idx] == 0:
                 # nothing can go on this anchor; it still bounds the next anchor's left part
                 self.last_anchor_col = idx
@@ -1010,7 +1012,7 @@ cdef class MoveGen:
         the plays that keep every blank (the blank held back, which prunes most of the tree), then the
         plays that use one, bounded by the leaves without it."""
         cdef int d, lane, idx, last, n_anchors = 0, a, nb = self.rack[0], ml
-        cdef uint64_t letters
+        cdef uint64_t letters, anchors
         cdef AnchorBound* anc = self.anchors
         cdef bint bingos = self.begin_bingos()
         cdef equity_t b1, b2
@@ -1039,9 +1041,10 @@ cdef class MoveGen:
                                 self.row_cap[idx] = self.scores[by_value[t]]
                                 break
                 last = -100
-                for idx in range(self.dim):
-                    if not ((self.anchor_bits >> idx) & 1):
-                        continue
+                anchors = self.anchor_bits
+                while anchors != 0:
+                    idx = ctz64(anchors)
+                    anchors &= anchors - 1
                     if self.row_cs[idx] != 0:
                         self.shadow_bound(idx, last, &b1, &b2, &self.anchor_kb[n_anchors][0],
                                           &self.anchor_kb2[n_anchors][0])
