@@ -499,10 +499,12 @@ def test_sim_time_limit_covers_the_inference(engine, nwl):
 
     t = time.monotonic()
     job = SimJob(engine, parse_cgp(EMPTY_CAT), SimOptions(iterations=100_000, num_plays=3, threads=1, seed=2,
-                                                          max_time=0.4, infer_play="8H CAT"))
+                                                          max_time=0.1, infer_play="8H CAT"))
     res = job.run()
     took = time.monotonic() - t
-    assert job.inference is not None and job.inference.stopped     # 24,907 racks do not fit in 0.2 s
+    # 24,907 racks do not fit in the inference's 0.05 s (about 3,400 fit here; with 0.2 s, 13,000 on a loaded
+    # machine, and every one of them once on a quiet one after the move generator got faster)
+    assert job.inference is not None and job.inference.stopped
     assert 0 < job.inference.racks_judged < job.inference.distinct_leaves
     assert res.stopped_reason == "time limit" and res.iterations > 0
     assert took < 3.0
