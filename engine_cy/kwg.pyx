@@ -585,6 +585,14 @@ cdef void _fill_child_masks(const uint32_t* nodes, uint32_t n, const uint8_t* re
         p -= 1
 
 
+cdef inline uint32_t _list_len(const uint32_t* nodes, uint32_t p) noexcept nogil:
+    """Entries in the sibling list starting at p (to its end flag)."""
+    cdef uint32_t n = 1
+    while not kwg_is_end(nodes, p + n - 1):
+        n += 1
+    return n
+
+
 cdef int64_t _relayout(const uint32_t* nodes, const uint64_t* masks, uint32_t root, uint32_t* pos,
                        uint32_t* queue, uint64_t* out) noexcept nogil:
     """The GADDAG's sibling lists reachable from list `root`, laid out breadth first from index 1 (0 stays
@@ -592,15 +600,11 @@ cdef int64_t _relayout(const uint32_t* nodes, const uint64_t* masks, uint32_t ro
     the lists one list's letters lead to lie side by side. pos (zeroed) maps an old list start to its new
     one; queue holds the lists in their new order. out NULL: only counts. Returns the entries used (+1),
     or -1 when they would not fit the 22-bit arcs."""
-    cdef int64_t head = 0, tail = 0, nxt = 1, j
-    cdef uint32_t p, e, c, ln
+    cdef int64_t head = 0, tail = 1, nxt, j
+    cdef uint32_t p, e, c
     pos[root] = 1
-    queue[tail] = root
-    tail += 1
-    ln = 1
-    while not kwg_is_end(nodes, root + ln - 1):
-        ln += 1
-    nxt = 1 + ln
+    queue[0] = root
+    nxt = 1 + _list_len(nodes, root)
     while head < tail:
         p = queue[head]
         head += 1
@@ -613,10 +617,7 @@ cdef int64_t _relayout(const uint32_t* nodes, const uint64_t* masks, uint32_t ro
                 pos[c] = <uint32_t> nxt
                 queue[tail] = c
                 tail += 1
-                ln = 1
-                while not kwg_is_end(nodes, c + ln - 1):
-                    ln += 1
-                nxt += ln
+                nxt += _list_len(nodes, c)
             if kwg_is_end(nodes, e):
                 break
             e += 1

@@ -165,8 +165,8 @@ cdef class WordMap:
     cdef const WmSlot* find(self, uint64_t k0, uint64_t k1) noexcept nogil:
         """The class of this multiset, or NULL."""
         cdef uint64_t h, bits
-        if self.slots == NULL or self.filt == NULL:
-            return NULL
+        if self.filt == NULL:
+            return NULL           # (built last: NULL when the map is unusable or its construction failed)
         h = _hash(k0, k1)
         bits = _filter_bits(h)
         if (self.filt[h & self.filt_mask] & bits) != bits:
