@@ -719,8 +719,9 @@ cdef class MoveGen:
             self.strip[col] = 0
         if col <= self.anchor_col:
             no_left = col == 0 or self.row_tiles[col - 1] == 0
-            self.go_fresh(col, node, accepts and no_left and (self.anchor_col == dim - 1 or
-                                                              self.row_tiles[self.anchor_col + 1] == 0),
+            # (a search from a run's last tile has placed nothing until it leaves the run)
+            self.go_fresh(col, node, accepts and no_left and self.tiles_played > 0 and
+                          (self.anchor_col == dim - 1 or self.row_tiles[self.anchor_col + 1] == 0),
                           True, no_left, col, rightstrip, main_score, word_mult, cross_total)
         else:
             no_right = col == dim - 1 or self.row_tiles[col + 1] == 0
@@ -742,7 +743,11 @@ cdef class MoveGen:
         if self.board_empty:
             anchors = (<uint32_t> 1 << self.board.start_col) if d == 0 and lane == self.board.start_row else 0
         else:
-            anchors = (cross | (t << 1) | (t >> 1)) & ~t
+            # the last tile of each run, and each empty square touched across but by no tile along the lane:
+            # every play covers one (it places a tile next to a tile), and a play through a run is searched
+            # from the run's own letters first, which the GADDAG constrains at once, rather than from an
+            # empty square beside the run, whose first letters only the rack constrains
+            anchors = ((t & ~(t >> 1)) | (cross & ~(t | (t << 1) | (t >> 1)))) & ((<uint32_t> 1 << dim) - 1)
         sq = lane * dim
         memcpy(self.row_tiles, &self.board.tiles[d][sq], dim * sizeof(ml_t))
         memcpy(self.row_cs, &self.board.cross_set[d][sq], dim * sizeof(uint64_t))
@@ -889,9 +894,23 @@ cdef class MoveGen:
             anchors &= anchors - 1
         return False
 
+    cdef inline bint anchor_usable(self, int idx, uint64_t usable) noexcept nogil:
+        """False when no play from anchor idx of the cached lane can exist: on an empty anchor no usable tile
+        fits; after a run's last tile, no usable tile fits on the square before or after the run (every play
+        through the run covers one of them). usable: the tiles the rack can place."""
+        cdef int a
+        if self.row_tiles[idx] == 0:
+            return (self.row_cs[idx] & usable) != 0
+        a = idx
+        while a > 0 and self.row_tiles[a - 1] != 0:
+            a -= 1
+        return (a > 0 and (self.row_cs[a - 1] & usable) != 0) or \
+            (idx < self.dim - 1 and (self.row_cs[idx + 1] & usable) != 0)
+
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
         cdef uint64_t anchors
+        cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
         if not self.lane_playable(self.dir, self.lane):
             return                  # (search_anchors, the one user of a cached lane, re-caches after dir = -1)
         self.cache_lane(self.dir, self.lane)
@@ -902,8 +921,8 @@ cdef class MoveGen:
         while anchors != 0:
             idx = ctz64(anchors)
             anchors &= anchors - 1
-            if self.row_cs[idx] == 0:
-                # nothing can go on this anchor; it still bounds the next anchor's left part
+            if not self.anchor_usable(idx, usable):
+                # nothing can be played from this anchor; it still bounds the next anchor's left part
                 self.last_anchor_col = idx
                 continue
             self.anchor_col = idx
@@ -1018,6 +1037,7 @@ cdef class MoveGen:
         cdef equity_t b1, b2
         cdef int by_value[MAX_ALPHABET]     # the rack's letters (not the blank), highest value first
         cdef int n_by_value, t
+        cdef uint64_t usable = self.all_letters if nb > 0 else self.rack_bits
         self.prepare_shadow()
         n_by_value = _letters_by_value(self.rack, self.scores, 1, self.ld.size, by_value)
         for d in range(2):
@@ -1045,7 +1065,7 @@ cdef class MoveGen:
                 while anchors != 0:
                     idx = ctz64(anchors)
                     anchors &= anchors - 1
-                    if self.row_cs[idx] != 0:
+                    if self.anchor_usable(idx, usable):
                         self.shadow_bound(idx, last, &b1, &b2, &self.anchor_kb[n_anchors][0],
                                           &self.anchor_kb2[n_anchors][0])
                         if b1 > -2147483647 or b2 > -2147483647:
