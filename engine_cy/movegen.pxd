@@ -166,6 +166,7 @@ cdef class MoveGen:
     cdef uint8_t row_wm[MAX_BOARD_DIM]
     cdef uint32_t cross_bits                     # the cached lane's squares with a perpendicular neighbour
     cdef uint32_t anchor_bits                    # and its anchors (bit idx: run ends, lone touched squares)
+    cdef uint32_t lane_tiles                     # and its occupied squares (bit idx)
     cdef int anchor_col
     cdef int last_anchor_col
     cdef ml_t strip[MAX_BOARD_DIM]
@@ -268,7 +269,7 @@ cdef class MoveGen:
     cdef void prepare_leaves(self) noexcept nogil
     cdef void leave_dfs(self, int ml, uint32_t p, int64_t base, int64_t rank, uint8_t mask, int n,
                         int32_t kept) noexcept nogil
-    cdef inline bint anchor_usable(self, int idx, uint64_t usable) noexcept nogil
+    cdef inline uint32_t usable_anchors(self, uint64_t usable) noexcept nogil
     cdef void gen_lane(self) noexcept nogil
     cdef void recursive_gen(self, int col, uint32_t node, int leftstrip, int rightstrip,
                             int main_score, int word_mult, int cross_total) noexcept nogil

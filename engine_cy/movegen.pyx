@@ -756,6 +756,7 @@ cdef class MoveGen:
         memcpy(self.row_wm, &self.board.word_mult[d][sq], dim * sizeof(uint8_t))
         self.cross_bits = cross
         self.anchor_bits = anchors
+        self.lane_tiles = t
         if t != 0 and self.use_ext:
             ext = self.lane_ext()
             for idx in range(dim):
@@ -894,23 +895,27 @@ cdef class MoveGen:
             anchors &= anchors - 1
         return False
 
-    cdef inline bint anchor_usable(self, int idx, uint64_t usable) noexcept nogil:
-        """False when no play from anchor idx of the cached lane can exist: on an empty anchor no usable tile
-        fits; after a run's last tile, no usable tile fits on the square before or after the run (every play
-        through the run covers one of them). usable: the tiles the rack can place."""
-        cdef int a
-        if self.row_tiles[idx] == 0:
-            return (self.row_cs[idx] & usable) != 0
-        a = idx
-        while a > 0 and self.row_tiles[a - 1] != 0:
-            a -= 1
-        return (a > 0 and (self.row_cs[a - 1] & usable) != 0) or \
-            (idx < self.dim - 1 and (self.row_cs[idx + 1] & usable) != 0)
+    cdef inline uint32_t usable_anchors(self, uint64_t usable) noexcept nogil:
+        """The cached lane's anchors from which some play can exist (usable: the tiles the rack can place): an
+        empty anchor on which a usable tile fits; a run's last tile when one fits right before or right after
+        the run (every play through the run covers one of those squares). Unusable anchors still bound the
+        next anchor's left part (no play covers them, so this only prunes)."""
+        cdef uint32_t t = self.lane_tiles, fits = 0, left_ok
+        cdef int i
+        for i in range(self.dim):
+            fits |= (<uint32_t> ((self.row_cs[i] & usable) != 0)) << i
+        fits &= ~t
+        # runs with a usable square before their first tile: adding that first tile's bit carries through
+        # the run into the square after its last tile
+        left_ok = t & ~(t << 1) & (fits << 1)
+        left_ok = ((t + left_ok) & ~t) >> 1
+        return self.anchor_bits & ((~t & fits) | (t & (left_ok | (fits >> 1))))
 
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
         cdef uint64_t anchors
         cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef uint32_t ok
         if not self.lane_playable(self.dir, self.lane):
             return                  # (search_anchors, the one user of a cached lane, re-caches after dir = -1)
         self.cache_lane(self.dir, self.lane)
@@ -918,15 +923,13 @@ cdef class MoveGen:
             self.gen_bingos()
         self.last_anchor_col = -100
         anchors = self.anchor_bits
+        ok = self.usable_anchors(usable)
         while anchors != 0:
             idx = ctz64(anchors)
             anchors &= anchors - 1
-            if not self.anchor_usable(idx, usable):
-                # nothing can be played from this anchor; it still bounds the next anchor's left part
-                self.last_anchor_col = idx
-                continue
-            self.anchor_col = idx
-            self.recursive_gen(idx, self.root, idx, idx, 0, 1, 0)
+            if (ok >> idx) & 1:
+                self.anchor_col = idx
+                self.recursive_gen(idx, self.root, idx, idx, 0, 1, 0)
             self.last_anchor_col = idx
 
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
@@ -1032,6 +1035,7 @@ cdef class MoveGen:
         plays that use one, bounded by the leaves without it."""
         cdef int d, lane, idx, last, n_anchors = 0, a, nb = self.rack[0], ml
         cdef uint64_t letters, anchors
+        cdef uint32_t ok
         cdef AnchorBound* anc = self.anchors
         cdef bint bingos = self.begin_bingos()
         cdef equity_t b1, b2
@@ -1062,10 +1066,11 @@ cdef class MoveGen:
                                 break
                 last = -100
                 anchors = self.anchor_bits
+                ok = self.usable_anchors(usable)
                 while anchors != 0:
                     idx = ctz64(anchors)
                     anchors &= anchors - 1
-                    if self.anchor_usable(idx, usable):
+                    if (ok >> idx) & 1:
                         self.shadow_bound(idx, last, &b1, &b2, &self.anchor_kb[n_anchors][0],
                                           &self.anchor_kb2[n_anchors][0])
                         if b1 > -2147483647 or b2 > -2147483647:
