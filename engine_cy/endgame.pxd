@@ -74,6 +74,19 @@ cdef class EndgameWorker:
     cdef int lc_cap[EG_MAX_PLY]
     cdef public long long lanes_generated, lanes_reused
     cdef public bint d1_cut     # the last ply stops once a value reaches beta (the pass first: it needs no generation)
+    cdef public bint probe_first  # off the principal line, a node's first move is searched before its moves are listed
+    cdef public long long probes, probe_cuts
+    # per parent ply and lane: the first placement of highest estimate keeping a tile, and of highest score
+    # going out, among the sibling lists (lane_maxima; lc_max_k: the per-tile term they were taken with)
+    cdef bint lc_max_valid[EG_MAX_PLY]
+    cdef int lc_max_k[EG_MAX_PLY]
+    cdef int lc_no_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int64_t lc_no_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int lc_out_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int64_t lc_out_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef void lane_maxima(self, int c, int k, int rack_n) noexcept nogil
+    cdef bint first_move(self, int ply, int depth, int p, int opp_val, int rack_n, uint64_t* mv_out,
+                         int32_t* score) noexcept nogil
     cdef void move_lanes(self, const Move* m, uint8_t* dirty) noexcept nogil
     cdef int gen_reuse(self, int ply, int p, int opp_val, bint best_only, int64_t out, int rack_n,
                        uint64_t* best_mv, int32_t* best_sc, int64_t* best_val, int64_t stop_at,

@@ -138,6 +138,7 @@ cdef class EndgameWorker:
             self.lc_sc[i] = NULL
             self.lc_cap[i] = 0
             self.lc_valid[i] = False
+            self.lc_max_valid[i] = False
 
     def __init__(self, Kwg kwg, LetterDistribution ld, TranspositionTable tt, int bingo_bonus=50):
         self.mg = MoveGen(kwg, ld, None, bingo_bonus)
@@ -155,8 +156,11 @@ cdef class EndgameWorker:
         self.use_tt = True
         self.lane_reuse = True
         self.d1_cut = True
+        self.probe_first = True
         self.lanes_generated = 0
         self.lanes_reused = 0
+        self.probes = 0
+        self.probe_cuts = 0
 
     def __dealloc__(self):
         cdef int i
@@ -344,6 +348,7 @@ cdef class EndgameWorker:
             memcpy(self.lc_sc[c], self.mg.small_score, n * sizeof(int32_t))
             memcpy(self.lc_dirty[c], dirty, 2 * MAX_BOARD_DIM)
             self.lc_valid[c] = True
+            self.lc_max_valid[c] = False
         if best_only:
             self.mg.n_moves = 0
             return found
@@ -475,6 +480,8 @@ cdef class EndgameWorker:
         cdef ArenaMove* a
         cdef Move m
         cdef bint sorted_rest = False
+        cdef bint probed = False
+        cdef uint64_t probe_mv = 0
         self.pv_len[ply] = 0
         self.nodes += 1
         if self.g.over:
@@ -567,6 +574,45 @@ cdef class EndgameWorker:
                 self.tt.store(self.g.hash, best - spread, 1, TT_LOWER if stopped else TT_EXACT,
                               tt_move if r == 0 and stopped else best_move)
             return best
+        alpha_in = alpha
+        # children at the last ply cut at once when passing reaches their beta (d1_cut): decided here unplayed
+        stand_pat = depth == 2 and self.d1_cut and not self.heuristics and self.g.max_zeros >= 2
+        if self.probe_first and not pv and tt_move == 0 and \
+                self.first_move(ply, depth, p, opp_val, rack_n, &probe_mv, &sc):
+            # most nodes off the principal line cut at their first move: find it without listing the moves
+            # (first_move: the move the ordering below would take first) and search it; only when it does
+            # not cut are the moves listed, and the rest searched in the same order as without the probe
+            self.lc_valid[ply] = False      # the children's lane reuse starts afresh
+            self.probes += 1
+            if stand_pat and packed_kind(probe_mv) == MOVE_PLACE and packed_tiles(probe_mv) < rack_n and \
+                    spread + sc <= alpha:
+                self.nodes += 1
+                v = spread + sc
+            else:
+                unpack_move(probe_mv, self.g.board, &m)
+                m.score = sc
+                self.path_move[ply + 1] = m
+                self.g.play_c(&m)
+                v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, False)
+                self.g.undo_c()
+                if self.aborted:
+                    return 0
+            probed = True
+            best = v
+            best_move = probe_mv
+            if v > alpha:
+                alpha = v
+                self.pv[ply][0] = probe_mv
+                self.pv_score[ply][0] = sc
+                for k in range(self.pv_len[ply + 1]):
+                    self.pv[ply][k + 1] = self.pv[ply + 1][k]
+                    self.pv_score[ply][k + 1] = self.pv_score[ply + 1][k]
+                self.pv_len[ply] = self.pv_len[ply + 1] + 1
+            if alpha >= beta:
+                self.probe_cuts += 1
+                if self.use_tt:
+                    self.tt.store(self.g.hash, best - spread, depth, TT_LOWER, best_move)
+                return best
         if self.gen_reuse(ply, p, opp_val, False, 0, 0, NULL, NULL, NULL, INT64_MAX, NULL) < 0:
             self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
@@ -594,10 +640,8 @@ cdef class EndgameWorker:
                 est += EST_TT_MOVE
             a[i].est = est
         self.atop = base + n
-        alpha_in = alpha
-        self.lc_valid[ply] = False      # the children's lane reuse starts afresh
-        # children at the last ply cut at once when passing reaches their beta (d1_cut): decided here unplayed
-        stand_pat = depth == 2 and self.d1_cut and not self.heuristics and self.g.max_zeros >= 2
+        if not probed:
+            self.lc_valid[ply] = False      # the children's lane reuse starts afresh
         for i in range(n):
             # the children of a depth-1 node are leaves (greedy playouts), which never look at the flag
             if depth == 1 and i > 0 and not self.no_abort and \
@@ -621,6 +665,8 @@ cdef class EndgameWorker:
                 qsort(&a[i], n - i, sizeof(ArenaMove), arena_cmp_desc)
                 sorted_rest = True
             mv = a[i].move
+            if probed and mv == probe_mv:
+                continue                    # searched first, before the list
             if stand_pat and packed_kind(mv) == MOVE_PLACE and packed_tiles(mv) < rack_n and \
                     spread + a[i].score <= alpha:
                 # the child (last ply, the game goes on) would pass for at least its own beta (-alpha): its
@@ -633,7 +679,7 @@ cdef class EndgameWorker:
                 m.score = a[i].score
                 self.path_move[ply + 1] = m
                 self.g.play_c(&m)
-                if i == 0:
+                if i == 0 and not probed:
                     v = -self.negamax(depth - 1, ply + 1, -beta, -alpha, pv)
                 else:
                     v = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha, False)
@@ -675,6 +721,110 @@ cdef class EndgameWorker:
             flag = TT_EXACT
         self.tt.store(self.g.hash, best - spread, depth, flag, best_move)
         return best
+
+    cdef void lane_maxima(self, int c, int k, int rack_n) noexcept nogil:
+        """Per lane of the sibling lists lc_*[c]: the first of its placements of highest estimate among those
+        that keep a tile (score + k per tile) and the first of highest score among those that go out (their
+        bonus depends on the opponent's rack, which differs between siblings)."""
+        cdef int idx, i, st, cnt, nt
+        cdef int64_t v
+        cdef uint64_t mv
+        for idx in range(2 * MAX_BOARD_DIM):
+            self.lc_no_i[c][idx] = -1
+            self.lc_out_i[c][idx] = -1
+            if self.lc_dirty[c][idx] or idx % MAX_BOARD_DIM >= self.mg.dim:
+                continue                    # (every later sibling generates this lane)
+            st = self.lc_start[c][idx]
+            cnt = self.lc_count[c][idx]
+            for i in range(st, st + cnt):
+                mv = self.lc_mv[c][i]
+                if packed_kind(mv) != MOVE_PLACE:
+                    continue
+                nt = packed_tiles(mv)
+                if nt == rack_n:
+                    if self.lc_out_i[c][idx] < 0 or self.lc_sc[c][i] > self.lc_out_v[c][idx]:
+                        self.lc_out_i[c][idx] = i
+                        self.lc_out_v[c][idx] = self.lc_sc[c][i]
+                else:
+                    v = self.lc_sc[c][i] + <int64_t> k * nt
+                    if self.lc_no_i[c][idx] < 0 or v > self.lc_no_v[c][idx]:
+                        self.lc_no_i[c][idx] = i
+                        self.lc_no_v[c][idx] = v
+        self.lc_max_valid[c] = True
+        self.lc_max_k[c] = k
+
+    cdef bint first_move(self, int ply, int depth, int p, int opp_val, int rack_n, uint64_t* mv_out,
+                         int32_t* score) noexcept nogil:
+        """The move negamax's ordering takes first at a node of ply >= 1 without a table move, found without
+        listing the moves: the first in list order (gen_reuse's: lane by lane, the pass last) of highest
+        estimate (score, + 2 * opp_val + EST_GOES_OUT going out, + the per-tile term of depths over 2). The
+        lanes a sibling listed and this node's move left alone give their best from lane_maxima; the others
+        are searched best bound first for the same estimate (RECORD_EG_BEST, seeded with the best so far).
+        Returns False (nothing found) when no sibling has listed its lanes: the caller lists the moves."""
+        cdef int c = ply - 1, d, lane, idx, i, dim = self.mg.dim, best_lane = 0
+        cdef int64_t k = 0, v, best_v = 0, out_add = 2 * <int64_t> opp_val + EST_GOES_OUT
+        cdef int pass_est = EST_PASS_BACK if self.g.zeros + 1 >= self.g.max_zeros else 0
+        cdef bint found = False, search = False
+        cdef uint64_t best_mv = 0
+        cdef int32_t best_sc = 0
+        cdef uint8_t dirty[2 * MAX_BOARD_DIM]
+        cdef uint8_t lanes[2 * MAX_BOARD_DIM]
+        cdef Move m
+        if ply <= 0 or not self.lane_reuse or not self.lc_valid[c] or self.g.board.n_tiles == 0:
+            return False
+        if depth > 2:
+            k = 3 if self.helper_id & 1 else -5
+        if not self.lc_max_valid[c] or self.lc_max_k[c] != k:
+            self.lane_maxima(c, <int> k, rack_n)
+        self.move_lanes(&self.path_move[ply], dirty)
+        for d in range(2):
+            for lane in range(dim):
+                idx = d * MAX_BOARD_DIM + lane
+                lanes[idx] = dirty[idx] or self.lc_dirty[c][idx]
+                if lanes[idx]:
+                    search = True
+                    continue
+                # this lane's first of highest estimate: going out or not, the earlier on a tie
+                i = self.lc_no_i[c][idx]
+                v = self.lc_no_v[c][idx]
+                if self.lc_out_i[c][idx] >= 0 and (i < 0 or self.lc_out_v[c][idx] + out_add > v or
+                                                   (self.lc_out_v[c][idx] + out_add == v and
+                                                    self.lc_out_i[c][idx] < i)):
+                    i = self.lc_out_i[c][idx]
+                    v = self.lc_out_v[c][idx] + out_add
+                if i >= 0 and (not found or v > best_v):
+                    found = True
+                    best_v = v
+                    best_mv = self.lc_mv[c][i]
+                    best_sc = self.lc_sc[c][i]
+                    best_lane = idx
+        if search:
+            # the other lanes, best bound first; a play there replaces the best above only when higher, or
+            # equal and in an earlier lane (the seed's order key sits at the end of its lane)
+            self.mg.set_eg_value(1, out_add - k * rack_n, -k, 0)
+            self.mg.eg_seeded = found
+            self.mg.eg_seed_value = best_v
+            self.mg.eg_seed_key = best_lane * 64 + 63
+            self.mg.eg_shadow = True
+            self.mg.lane_filter = lanes
+            self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
+            self.mg.lane_filter = NULL
+            self.mg.eg_shadow = False
+            self.mg.eg_seeded = False
+            if self.mg.n_moves > 0:
+                m = self.mg.move_buf[0]
+                found = True
+                best_v = self.mg.eg_best_value
+                best_mv = pack_move(&m)
+                best_sc = m.score
+        if not found or pass_est > best_v:
+            memset(&m, 0, sizeof(Move))
+            m.kind = MOVE_PASS
+            best_mv = pack_move(&m)
+            best_sc = 0
+        mv_out[0] = best_mv
+        score[0] = best_sc
+        return True
 
     cdef bint grace_over(self) noexcept nogil:
         cdef double t = now()
@@ -792,10 +942,12 @@ cdef class EndgameSolver:
     cdef int bingo_bonus
     cdef public bint lane_reuse  # the workers' lane_reuse (children reuse a sibling's untouched lanes)
     cdef public bint d1_cut      # the workers' d1_cut (the last ply stops at beta)
+    cdef public bint probe_first # the workers' probe_first (a node's first move searched before listing)
 
     def __init__(self, Kwg kwg, LetterDistribution ld, int tt_megabytes=256, int bingo_bonus=50):
         self.lane_reuse = True
         self.d1_cut = True
+        self.probe_first = True
         self.kwg = kwg
         self.ld = ld
         self.bingo_bonus = bingo_bonus
@@ -831,6 +983,12 @@ cdef class EndgameSolver:
         """(lanes generated, lanes reused) by lane reuse over every worker's searches (work counters)."""
         return (sum((<EndgameWorker> w).lanes_generated for w in self.workers),
                 sum((<EndgameWorker> w).lanes_reused for w in self.workers))
+
+    @property
+    def probe_stats(self):
+        """(first moves searched before listing, of which cut at once) over every worker's searches."""
+        return (sum((<EndgameWorker> w).probes for w in self.workers),
+                sum((<EndgameWorker> w).probe_cuts for w in self.workers))
 
     def solve(self, Game game, int plies, double max_time=0, int threads=1, bint first_win=False,
               bint heuristics=True, bint use_tt=True, progress=None, bint prune=True):
@@ -871,6 +1029,7 @@ cdef class EndgameSolver:
             w.use_tt = use_tt
             w.lane_reuse = self.lane_reuse
             w.d1_cut = self.d1_cut
+            w.probe_first = self.probe_first
             w.attach(root if i == 0 else root.clone())
         main = self.workers[0]
         alpha = -1 if first_win else -EG_INF

@@ -185,6 +185,16 @@ cdef class MoveGen:
     # - eg_tile_pen * tiles placed - eg_face_pen * their face value (set_eg_value); eg_best_value: best's
     cdef int64_t eg_best_value
     cdef int64_t eg_mul, eg_out, eg_tile_pen, eg_face_pen
+    # the best's place in the full generation's order (eg_order_key): among plays of equal value the first in
+    # that order is kept whatever order the plays are found in (the shadow search visits anchors best first)
+    cdef int eg_best_key
+    cdef public bint eg_shadow            # RECORD_EG_BEST searches anchors best bound first (gen_best_shadow)
+    # a RECORD_EG_BEST generation may start from a best found elsewhere (value and order key): eg_found tells
+    # whether it found a play that beats it
+    cdef bint eg_seeded, eg_found
+    cdef int64_t eg_seed_value
+    cdef int eg_seed_key
+    cdef int shadow_scale                 # shadow bounds' unit per point of score: EQUITY_SCALE, or eg_mul
     cdef void set_eg_value(self, int64_t mul, int64_t out, int64_t tile_pen, int64_t face_pen) noexcept nogil
     cdef readonly long n_placements
     cdef readonly long n_exchanges
@@ -251,6 +261,7 @@ cdef class MoveGen:
     cdef void place_bingos(self, int left, int right, int e) noexcept nogil
     cdef void record_bingo(self, int left, int right, const uint8_t* word, int score, int W, int b1,
                            int b2) noexcept nogil
+    cdef inline int64_t shadow_best(self) noexcept nogil
     cdef void search_anchors(self, int n_anchors) noexcept nogil
     cdef void gen_best_shadow(self) noexcept nogil
     cdef void prepare_shadow(self) noexcept nogil

@@ -504,7 +504,7 @@ cdef class MoveGen:
         cdef equity_t eq
         cdef bint direct = self.record_mode == RECORD_ALL
         cdef int64_t value
-        cdef int face = 0
+        cdef int face = 0, key
         if self.dir == 1 and self.tiles_played == 1:
             # one-tile play: recorded once, by the across pass when it forms an across word
             for i in range(leftstrip, rightstrip + 1):
@@ -522,9 +522,15 @@ cdef class MoveGen:
                     if t != 0 and not (t & 0x80):
                         face += self.scores[t]
                 value -= self.eg_tile_pen * self.tiles_played + self.eg_face_pen * face
-            if self.has_best and value <= self.eg_best_value:
+            # the order of the full generation: lane by lane, each lane's 7-tile plays from the word map
+            # (anchor_col -1) before its anchors, anchors left to right; within an anchor, the order found
+            key = (self.dir * MAX_BOARD_DIM + self.lane) * 64 + self.anchor_col + 1
+            if self.has_best and (value < self.eg_best_value or
+                                  (value == self.eg_best_value and key >= self.eg_best_key)):
                 return
             self.eg_best_value = value
+            self.eg_best_key = key
+            self.eg_found = True
             self.has_best = True
             m = &self.best
             self.fill_place(m, leftstrip, rightstrip, score)
@@ -1012,7 +1018,7 @@ cdef class MoveGen:
                 score += <int64_t> fixed * W + cross_const
                 if k == RACK_SIZE:
                     score += self.bingo_bonus
-                eq = <equity_t> (score * EQUITY_SCALE)
+                eq = <equity_t> (score * self.shadow_scale)
                 if self.best_extra[k] > -2147483647 and eq + self.best_extra[k] > kb[k]:
                     kb[k] = eq + self.best_extra[k]
                 if self.best_extra_b[k] > -2147483647 and eq + self.best_extra_b[k] > kb2[k]:
@@ -1085,8 +1091,10 @@ cdef class MoveGen:
                     last = idx
         self.dir = -1
         self.kb_blank_pass = False
-        if nb > 0:
-            # plays that keep the blanks: search with them held back (the leave masks still count them)
+        if nb > 0 and self.record_mode != RECORD_EG_BEST:
+            # plays that keep the blanks: search with them held back (the leave masks still count them).
+            # (Not for RECORD_EG_BEST: its value does not depend on the blank, and one pass keeps the order
+            # of its plays within an anchor, which breaks its ties, the full generation's.)
             self.rack[0] = 0
             self.rack_tiles -= nb
             self.search_anchors(n_anchors)
@@ -1096,6 +1104,12 @@ cdef class MoveGen:
                 anc[a].bound = anc[a].bound2
             self.kb_blank_pass = True
         self.search_anchors(n_anchors)
+
+    cdef inline int64_t shadow_best(self) noexcept nogil:
+        """The value of the best play so far, in the shadow bounds' unit (when has_best)."""
+        if self.record_mode == RECORD_EG_BEST:
+            return self.eg_best_value
+        return self.best.equity
 
     cdef void search_anchors(self, int n_anchors) noexcept nogil:
         """Search the anchors best `bound` first while the bound can still reach the best move."""
@@ -1110,7 +1124,7 @@ cdef class MoveGen:
             _anchor_sift(anc, a, n)
         while n > 0:
             top = anc[0]
-            if top.bound == -2147483647 or (self.has_best and top.bound < self.best.equity):
+            if top.bound == -2147483647 or (self.has_best and top.bound < self.shadow_best()):
                 break
             n -= 1
             anc[0] = anc[n]
@@ -1124,7 +1138,7 @@ cdef class MoveGen:
             k = saved_max
             if self.has_best:
                 kb = &self.anchor_kb2[top.id][0] if self.kb_blank_pass else &self.anchor_kb[top.id][0]
-                while k > 0 and kb[k] < self.best.equity:
+                while k > 0 and kb[k] < self.shadow_best():
                     k -= 1
             self.max_tiles = k
             self.recursive_gen(top.col, self.root, top.col, top.col, 0, 1, 0)
@@ -1149,6 +1163,15 @@ cdef class MoveGen:
         for k in range(RACK_SIZE + 1):
             self.best_extra[k] = -2147483647
             self.best_extra_b[k] = -2147483647
+        if self.record_mode == RECORD_EG_BEST:
+            # score * eg_mul, + eg_out going out, - eg_tile_pen per tile (- a face-value term, at most 0)
+            self.shadow_scale = <int> self.eg_mul
+            for k in range(1, min(n, self.max_tiles) + 1):
+                e = <equity_t> (-self.eg_tile_pen * k + (self.eg_out if k == n else 0))
+                self.best_extra[k] = e
+                self.best_extra_b[k] = e
+            return
+        self.shadow_scale = EQUITY_SCALE
         for i in range(self.n_sub_masks):   # every kept sub-multiset (prepare_leaves listed them)
             kept = self.sub_sizes[i]
             if n - kept == 0 or n - kept > self.max_tiles:
@@ -1389,6 +1412,7 @@ cdef class MoveGen:
         cdef uint64_t k0, k1, usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
         cdef bint touches
         cdef ml_t t
+        self.anchor_col = -1       # (the order key of RECORD_EG_BEST: a lane's 7-tile plays come first)
         while left < dim:
             if left > 0 and self.row_tiles[left - 1] != 0:
                 left += 1
@@ -1594,6 +1618,11 @@ cdef class MoveGen:
         cdef int d, lane
         self.n_moves = 0
         self.has_best = False
+        self.eg_found = False
+        if self.record_mode == RECORD_EG_BEST and self.eg_seeded:
+            self.has_best = True
+            self.eg_best_value = self.eg_seed_value
+            self.eg_best_key = self.eg_seed_key
         self.n_placements = 0
         self.n_exchanges = 0
         self.n_passes = 0
@@ -1604,7 +1633,9 @@ cdef class MoveGen:
             self.exchanges()
         if self.rack_tiles > 0 and self.board_empty and self.gen_opening():
             pass
-        elif self.rack_tiles > 0 and self.record_mode == RECORD_BEST and self.use_shadow:
+        elif self.rack_tiles > 0 and ((self.record_mode == RECORD_BEST and self.use_shadow) or
+                                      (self.record_mode == RECORD_EG_BEST and self.eg_shadow and self.eg_mul > 0
+                                       and self.eg_face_pen >= 0)):
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
             self.begin_bingos()
@@ -1616,7 +1647,7 @@ cdef class MoveGen:
                     self.lane = lane
                     self.gen_lane()
         self.record_pass()
-        if (self.record_mode == RECORD_BEST or self.record_mode == RECORD_EG_BEST) and self.has_best:
+        if (self.record_mode == RECORD_BEST and self.has_best) or (self.record_mode == RECORD_EG_BEST and self.eg_found):
             self.move_buf[0] = self.best
             self.n_moves = 1
         elif self.n_moves > 1 and self.do_sort and self.record_mode != RECORD_SMALL:
@@ -1776,6 +1807,37 @@ cdef class MoveGen:
         with nogil:
             self.gen_c(counts, bag_tiles, opp_value, record_mode, n, sort)
         return self.n_moves
+
+    def eg_best(self, Board board, rack, int opp_rack_value, long mul, long out=0, long tile_pen=0,
+                long face_pen=0, bint shadow=True):
+        """The endgame searcher's best placement (RECORD_EG_BEST, empty bag): the first in generation order of
+        highest value, score * mul, + out when it uses the whole rack, - tile_pen per tile, - face_pen per point
+        of face value placed. shadow: find it best bound first (the same play). Returns (move tuple as
+        moves() gives it, value), or None when no placement exists."""
+        cdef int ml
+        cdef uint8_t counts[MAX_ALPHABET]
+        if len(rack) > RACK_SIZE:
+            raise ValueError(f"a rack holds at most {RACK_SIZE} tiles")
+        memset(counts, 0, sizeof(counts))
+        for t in rack:
+            ml = t
+            if ml < 0 or ml >= self.ld.size:
+                raise ValueError(f"rack tile {ml} is not in the alphabet")
+            counts[ml] += 1
+        if not board.cross_valid:
+            _compute_cross_sets(board, self.kwg, self.ld)
+        self.bind(board)
+        self.set_eg_value(mul, out, tile_pen, face_pen)
+        saved = self.eg_shadow
+        self.eg_shadow = shadow
+        try:
+            with nogil:
+                self.gen_c(counts, 0, opp_rack_value, RECORD_EG_BEST, 0, False)
+        finally:
+            self.eg_shadow = saved
+        if self.n_moves == 0:
+            return None
+        return self.moves()[0], self.eg_best_value
 
     def packed_moves(self):
         """After a 'small' generation: (packed uint64, score int32, equity int32 millipoints) numpy arrays."""

@@ -286,14 +286,16 @@ cdef class PegWorker:
     def set_deadline(self, double deadline):
         self.eg.deadline = deadline
 
-    def endgame_options(self, lane_reuse=None, d1_cut=None):
+    def endgame_options(self, lane_reuse=None, d1_cut=None, probe_first=None):
         """The endgame searcher's speed options (for tests and benchmarks: results are the same either way);
-        returns the current (lane_reuse, d1_cut)."""
+        returns the current (lane_reuse, d1_cut, probe_first)."""
         if lane_reuse is not None:
             self.eg.lane_reuse = lane_reuse
         if d1_cut is not None:
             self.eg.d1_cut = d1_cut
-        return self.eg.lane_reuse, self.eg.d1_cut
+        if probe_first is not None:
+            self.eg.probe_first = probe_first
+        return self.eg.lane_reuse, self.eg.d1_cut, self.eg.probe_first
 
     @property
     def stopped(self):

@@ -140,6 +140,52 @@ def test_lane_reuse_and_last_ply_cut_change_nothing(registry, seed):
     assert solver.lane_stats[1] > 0, "no lane was reused"
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_first_move_probe_changes_nothing(registry, seed):
+    # off the principal line a node's first move is found best bound first and searched before the moves are
+    # listed: the same move the listed ordering takes first, so the same nodes, values and lines, with and
+    # without a blank, in full and null-window (first-win) solves, with and without greedy-playout leaves
+    lex = registry.get("SCOWL70")
+    g = _short_endgame(lex, 4000 + seed, 7, 7 - seed % 3)
+    j = 0
+    while seed % 2 and 0 not in g.rack(0) + g.rack(1):
+        # a blank on a rack (the best-first search's other branch): the next game that leaves one
+        j += 1
+        g = _short_endgame(lex, 4000 + seed + 100 * j, 7, 7 - seed % 3)
+    for first_win, heuristics in ((False, False), (True, False), (False, True)):
+        res = {}
+        for probe in (False, True):
+            solver = EndgameSolver(lex.kwg, lex.ld, 16)
+            solver.probe_first = probe
+            res[probe] = solver.solve(g, 4, heuristics=heuristics, first_win=first_win)
+            if probe:
+                probes, cuts = solver.probe_stats
+                assert probes > 0 and cuts > 0, "the probe never ran"
+        assert (res[True]["value"], res[True]["nodes"], res[True]["line"]) == \
+            (res[False]["value"], res[False]["nodes"], res[False]["line"]), (first_win, heuristics)
+
+
+def test_best_first_endgame_best_equals_full_order(registry):
+    # the endgame searcher's best placement (highest value, the first in generation order on a tie) is the
+    # same found best bound first (shadow) as by the full generation, for every kind of value it maximises
+    import random
+    lex = registry.get("SCOWL70")
+    gen = MoveGen(lex.kwg, lex.ld, None)
+    rng = random.Random(5)
+    checked = 0
+    for seed in range(6):
+        g = _short_endgame(lex, 5000 + seed, 7, 7)
+        for _ in range(25):
+            rack = [rng.randrange(0, 27) for _ in range(rng.randint(1, 7))]
+            args = (rng.choice([1, 5, 37]), rng.choice([0, 50, 2100]), rng.choice([0, 5, -3, 21, -5]),
+                    rng.choice([0, 2, 8]))
+            opp = rng.randint(0, 40)
+            full = gen.eg_best(g.board, rack, opp, *args, shadow=False)
+            assert gen.eg_best(g.board, rack, opp, *args, shadow=True) == full, (seed, rack, args)
+            checked += full is not None
+    assert checked > 100
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_first_win_sign(registry, seed):
     lex = registry.get("SCOWL70")
