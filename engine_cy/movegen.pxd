@@ -271,6 +271,7 @@ cdef class MoveGen:
     cdef void begin_best(self, const uint8_t* rack, int bag_tiles) noexcept nogil
     cdef int seeded_best(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, const Move* seed,
                          Move* best) except -1 nogil
+    cdef int rack_counts(self, rack, uint8_t* counts) except -1
     cdef void set_rack_c(self, const uint8_t* rack) noexcept nogil
     cdef int lane_bests(self, const uint8_t* rack, int bag_tiles, const uint8_t* lanes, Move* out,
                         uint8_t* has) except -1 nogil

@@ -1777,6 +1777,19 @@ cdef class MoveGen:
 
     # ------------------------------------------------------------ Python API
 
+    cdef int rack_counts(self, rack, uint8_t* counts) except -1:
+        """A Python rack (machine letters, 0 = blank) as counts by machine letter, checked."""
+        cdef int ml
+        if len(rack) > RACK_SIZE:
+            raise ValueError(f"a rack holds at most {RACK_SIZE} tiles")
+        memset(counts, 0, MAX_ALPHABET * sizeof(uint8_t))
+        for t in rack:
+            ml = t
+            if ml < 0 or ml >= self.ld.size:
+                raise ValueError(f"rack tile {ml} is not in the alphabet")
+            counts[ml] += 1
+        return 0
+
     def generate(self, Board board, rack, int bag_tiles, opp_rack=None, str mode="all", int n=0,
                  bint sort=True):
         """Generate for `rack` (machine letters, 0 = blank). bag_tiles: tiles in the bag as the mover sees it.
@@ -1784,16 +1797,9 @@ cdef class MoveGen:
 
         sort=False leaves 'all' and 'top' results unordered (cheaper when order is not needed).
         Returns the number of moves held; read them with moves()."""
-        cdef int ml, record_mode, opp_value
+        cdef int record_mode, opp_value
         cdef uint8_t counts[MAX_ALPHABET]
-        if len(rack) > RACK_SIZE:
-            raise ValueError(f"a rack holds at most {RACK_SIZE} tiles")
-        memset(counts, 0, sizeof(counts))
-        for t in rack:
-            ml = t
-            if ml < 0 or ml >= self.ld.size:
-                raise ValueError(f"rack tile {ml} is not in the alphabet")
-            counts[ml] += 1
+        self.rack_counts(rack, counts)
         modes = {"all": RECORD_ALL, "best": RECORD_BEST, "small": RECORD_SMALL, "top": RECORD_TOP_N}
         if mode not in modes:
             raise ValueError(f"unknown record mode {mode!r}")
@@ -1814,16 +1820,8 @@ cdef class MoveGen:
         highest value, score * mul, + out when it uses the whole rack, - tile_pen per tile, - face_pen per point
         of face value placed. shadow: find it best bound first (the same play). Returns (move tuple as
         moves() gives it, value), or None when no placement exists."""
-        cdef int ml
         cdef uint8_t counts[MAX_ALPHABET]
-        if len(rack) > RACK_SIZE:
-            raise ValueError(f"a rack holds at most {RACK_SIZE} tiles")
-        memset(counts, 0, sizeof(counts))
-        for t in rack:
-            ml = t
-            if ml < 0 or ml >= self.ld.size:
-                raise ValueError(f"rack tile {ml} is not in the alphabet")
-            counts[ml] += 1
+        self.rack_counts(rack, counts)
         if not board.cross_valid:
             _compute_cross_sets(board, self.kwg, self.ld)
         self.bind(board)
