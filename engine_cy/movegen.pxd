@@ -185,8 +185,8 @@ cdef class MoveGen:
     # - eg_tile_pen * tiles placed - eg_face_pen * their face value (set_eg_value); eg_best_value: best's
     cdef int64_t eg_best_value
     cdef int64_t eg_mul, eg_out, eg_tile_pen, eg_face_pen
-    # the best's place in the full generation's order (eg_order_key): among plays of equal value the first in
-    # that order is kept whatever order the plays are found in (the shadow search visits anchors best first)
+    # the best's place in the full generation's order (record_place's order key): among plays of equal value
+    # the first in that order is kept whatever order they are found in (the shadow search goes best first)
     cdef int eg_best_key
     cdef public bint eg_shadow            # RECORD_EG_BEST searches anchors best bound first (gen_best_shadow)
     # a RECORD_EG_BEST generation may start from a best found elsewhere (value and order key): eg_found tells
@@ -261,6 +261,7 @@ cdef class MoveGen:
     cdef void place_bingos(self, int left, int right, int e) noexcept nogil
     cdef void record_bingo(self, int left, int right, const uint8_t* word, int score, int W, int b1,
                            int b2) noexcept nogil
+    cdef inline bint eg_bounds_fit(self) noexcept nogil
     cdef inline int64_t shadow_best(self) noexcept nogil
     cdef void search_anchors(self, int n_anchors) noexcept nogil
     cdef void gen_best_shadow(self) noexcept nogil

@@ -1105,6 +1105,12 @@ cdef class MoveGen:
             self.kb_blank_pass = True
         self.search_anchors(n_anchors)
 
+    cdef inline bint eg_bounds_fit(self) noexcept nogil:
+        """Whether RECORD_EG_BEST's value can be bounded by shadow_bound: a positive multiplier, a face-value
+        term that only subtracts, and terms small enough for the bounds' 32-bit arithmetic."""
+        return 0 < self.eg_mul <= 65536 and 0 <= self.eg_face_pen and -(1 << 24) < self.eg_out < (1 << 24) \
+            and -(1 << 20) < self.eg_tile_pen < (1 << 20)
+
     cdef inline int64_t shadow_best(self) noexcept nogil:
         """The value of the best play so far, in the shadow bounds' unit (when has_best)."""
         if self.record_mode == RECORD_EG_BEST:
@@ -1634,8 +1640,8 @@ cdef class MoveGen:
         if self.rack_tiles > 0 and self.board_empty and self.gen_opening():
             pass
         elif self.rack_tiles > 0 and ((self.record_mode == RECORD_BEST and self.use_shadow) or
-                                      (self.record_mode == RECORD_EG_BEST and self.eg_shadow and self.eg_mul > 0
-                                       and self.eg_face_pen >= 0)):
+                                      (self.record_mode == RECORD_EG_BEST and self.eg_shadow and
+                                       self.eg_bounds_fit())):
             self.gen_best_shadow()
         elif self.rack_tiles > 0:
             self.begin_bingos()
