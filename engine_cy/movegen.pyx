@@ -588,7 +588,7 @@ cdef class MoveGen:
             return
         if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
             return
-        cs = self.row_cs[col] & kids & (self.all_letters if self.rack[0] > 0 else self.rack_bits)
+        cs = self.row_cs[col] & kids & self.usable_letters()
         if cs == 0:
             return
         # what every tile placed on this square shares: its multipliers, its cross word's fixed part, and
@@ -692,7 +692,11 @@ cdef class MoveGen:
         if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
             return False
         return (self.row_cs[col] & self.kids_of(node) &
-                (self.all_letters if self.rack[0] > 0 else self.rack_bits)) != 0
+                self.usable_letters()) != 0
+
+    cdef inline uint64_t usable_letters(self) noexcept nogil:
+        """The letters the rack can place now: every letter while it holds a blank, else its own."""
+        return self.all_letters if self.rack[0] > 0 else self.rack_bits
 
     cdef inline uint64_t kids_of(self, uint32_t p) noexcept nogil:
         """The tiles of the sibling list from node p on (bit t for tile t)."""
@@ -883,7 +887,7 @@ cdef class MoveGen:
         occupancy bits only, without caching the lane. The empty board's one playable lane is the start row."""
         cdef int dim = self.dim, sq
         cdef uint32_t t, near, anchors
-        cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef uint64_t usable = self.usable_letters()
         cdef const uint32_t* occ = &self.board.occ[d][0]
         if self.board.n_tiles == 0:
             return d == 0 and lane == self.board.start_row
@@ -920,7 +924,7 @@ cdef class MoveGen:
     cdef void gen_lane(self) noexcept nogil:
         cdef int idx
         cdef uint64_t anchors
-        cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef uint64_t usable = self.usable_letters()
         cdef uint32_t ok
         if not self.lane_playable(self.dir, self.lane):
             return                  # (search_anchors, the one user of a cached lane, re-caches after dir = -1)
@@ -955,7 +959,7 @@ cdef class MoveGen:
         cdef int vmax = self.rack_vals[0], u, wm
         cdef int64_t score, unrestricted
         cdef equity_t eq, best = -2147483647, best2 = -2147483647
-        cdef uint64_t usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef uint64_t usable = self.usable_letters()
         if n > self.max_tiles:
             n = self.max_tiles
         for k in range(RACK_SIZE + 1):
@@ -1047,7 +1051,7 @@ cdef class MoveGen:
         cdef equity_t b1, b2
         cdef int by_value[MAX_ALPHABET]     # the rack's letters (not the blank), highest value first
         cdef int n_by_value, t
-        cdef uint64_t usable = self.all_letters if nb > 0 else self.rack_bits
+        cdef uint64_t usable = self.usable_letters()
         self.prepare_shadow()
         n_by_value = _letters_by_value(self.rack, self.scores, 1, self.ld.size, by_value)
         for d in range(2):
@@ -1415,7 +1419,7 @@ cdef class MoveGen:
         """Every 7-tile play in the cached lane: each span of seven empty squares (with the tiles it plays
         through) that touches the board, looked up as rack + through letters in the word map."""
         cdef int dim = self.dim, left = 0, i, k, e
-        cdef uint64_t k0, k1, usable = self.all_letters if self.rack[0] > 0 else self.rack_bits
+        cdef uint64_t k0, k1, usable = self.usable_letters()
         cdef bint touches
         cdef ml_t t
         self.anchor_col = -1       # (the order key of RECORD_EG_BEST: a lane's 7-tile plays come first)
