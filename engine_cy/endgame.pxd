@@ -84,6 +84,7 @@ cdef class EndgameWorker:
     cdef int64_t lc_no_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
     cdef int lc_out_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
     cdef int64_t lc_out_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef inline void pv_extend(self, int ply, uint64_t mv, int32_t score) noexcept nogil
     cdef void lane_maxima(self, int c, int k, int rack_n) noexcept nogil
     cdef bint first_move(self, int ply, int depth, int p, int opp_val, int rack_n, uint64_t* mv_out,
                          int32_t* score) noexcept nogil

@@ -602,12 +602,7 @@ cdef class EndgameWorker:
             best_move = probe_mv
             if v > alpha:
                 alpha = v
-                self.pv[ply][0] = probe_mv
-                self.pv_score[ply][0] = sc
-                for k in range(self.pv_len[ply + 1]):
-                    self.pv[ply][k + 1] = self.pv[ply + 1][k]
-                    self.pv_score[ply][k + 1] = self.pv_score[ply + 1][k]
-                self.pv_len[ply] = self.pv_len[ply + 1] + 1
+                self.pv_extend(ply, probe_mv, sc)
             if alpha >= beta:
                 self.probe_cuts += 1
                 if self.use_tt:
@@ -702,12 +697,7 @@ cdef class EndgameWorker:
                 best_move = mv
                 if v > alpha:
                     alpha = v
-                    self.pv[ply][0] = mv
-                    self.pv_score[ply][0] = self.arena[base + i].score
-                    for k in range(self.pv_len[ply + 1]):
-                        self.pv[ply][k + 1] = self.pv[ply + 1][k]
-                        self.pv_score[ply][k + 1] = self.pv_score[ply + 1][k]
-                    self.pv_len[ply] = self.pv_len[ply + 1] + 1
+                    self.pv_extend(ply, mv, self.arena[base + i].score)
             if alpha >= beta:
                 break
         self.atop = base
@@ -721,6 +711,16 @@ cdef class EndgameWorker:
             flag = TT_EXACT
         self.tt.store(self.g.hash, best - spread, depth, flag, best_move)
         return best
+
+    cdef inline void pv_extend(self, int ply, uint64_t mv, int32_t score) noexcept nogil:
+        """The line at ply becomes mv (with its score) followed by the line found at ply + 1."""
+        cdef int k
+        self.pv[ply][0] = mv
+        self.pv_score[ply][0] = score
+        for k in range(self.pv_len[ply + 1]):
+            self.pv[ply][k + 1] = self.pv[ply + 1][k]
+            self.pv_score[ply][k + 1] = self.pv_score[ply + 1][k]
+        self.pv_len[ply] = self.pv_len[ply + 1] + 1
 
     cdef void lane_maxima(self, int c, int k, int rack_n) noexcept nogil:
         """Per lane of the sibling lists lc_*[c]: the first of its placements of highest estimate among those
