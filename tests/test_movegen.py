@@ -228,6 +228,40 @@ def test_against_brute_force(seed):
         _place_random(board, gen.moves(), rng)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_one_tile_racks_against_brute_force(seed):
+    """Racks of one tile (the endgame's playouts end on them, and the generator searches only the lanes where
+    the tile fits the cross-sets of both directions): each letter of the small lexicon, one outside it and
+    the blank, in every mode, on boards grown from legal plays, against brute force."""
+    words = {enc(w) for w in SMALL_WORDS}
+    kwg = Kwg(build_kwg(sorted(words)))
+    gen = MoveGen(kwg, LD, None)
+    rng = random.Random(1000 + seed)
+    board = new_board()
+    letters = [1, 2, 4, 5, 18, 19]
+    found = 0
+    for _step in range(9):
+        rows = board.tiles_list()
+        for t in letters + [26, 0]:
+            expected = brute_force_moves(rows, [t], words, LD, _premium(board))
+            gen.generate(board, [t], 0)
+            got = {(m[1], m[2], m[3], m[4]): m[5] for m in gen.moves() if m[0] == "place"}
+            assert got == expected
+            found += len(got)
+            n_small = gen.generate(board, [t], 0, mode="small")
+            assert n_small == len(expected) + 1          # and the pass
+            gen.generate(board, [t], 0, mode="best")
+            best = gen.moves()[0]
+            if expected:
+                assert best[0] == "place" and best[5] == max(expected.values())
+            else:
+                assert best[0] == "pass"
+        full_rack = [rng.choice(letters) for _ in range(7)]
+        gen.generate(board, full_rack, 50)
+        _place_random(board, gen.moves(), rng)
+    assert found > 0
+
+
 EXTRA_LETTERS = "ÁÉÍÓÚÑÇÄÖÜ"     # tiles 27-36: past the interleaved graph's 32-tile limit
 
 
