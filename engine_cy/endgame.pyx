@@ -974,6 +974,11 @@ cdef class EndgameSolver:
         is not lost); it returns the deepest completed result."""
         self.stop_flag = 1
 
+    def clear_table(self):
+        """Empty the transposition table. This writes the whole table, so its memory is faulted in here (the
+        kernel zeroes each page on its first touch) rather than during the next solve."""
+        self.tt.clear()
+
     @property
     def nodes(self):
         return sum((<EndgameWorker> w).nodes for w in self.workers)
