@@ -290,18 +290,21 @@ cdef class MoveGen:
 
     cdef void prepare_leaves(self) noexcept nogil:
         """Leave value and kept face value for every canonical sub-multiset of the rack (<= 128); the tables
-        of the last few racks are kept, since a simulation alternates between a few racks."""
+        of the last few racks are kept, since a simulation alternates between a few racks. The endgame
+        searcher's best-value mode (RECORD_EG_BEST) reads none of them: only the rack's bits are set."""
         cdef int ml, b = 0, i
         cdef int size = self.ld.size
         cdef LeaveTables* e
         cdef bint same = self.rack_key_valid != 0
         for ml in range(size):
-            if self.rack_key[ml] != self.rack[ml]:
-                same = False
-        for ml in range(size):
             self.first_bit[ml] = b
             b += self.rack[ml]
         self.cur_mask = <uint8_t> ((1 << b) - 1) if b < 8 else 0xFF
+        if self.record_mode == RECORD_EG_BEST:
+            return
+        for ml in range(size):
+            if self.rack_key[ml] != self.rack[ml]:
+                same = False
         if same:
             return
         for ml in range(MAX_ALPHABET):
