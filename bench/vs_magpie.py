@@ -25,7 +25,11 @@ unsorted as its generator leaves it) with CLOCK_PROCESS_CPUTIME_ID, excluding st
 times as many MoveGen.generate calls (mode best, or all with sort=False) with process_time. Both use their
 word maps.
 
+With --threads N (N > 1) the endgame rows search with N threads in both engines and compare wall seconds: the
+project's around its solve, MAGPIE's the search time its endgame command reports.
+
 Run: .venv/bin/python bench/vs_magpie.py [--magpie PATH] [--rounds 3] [--games 1000] [--rows selfplay,passfirst,...]
+     [--threads N]
 """
 
 from __future__ import annotations
@@ -144,12 +148,13 @@ def build_harness(src_dir: Path) -> Path:
     return out
 
 
-def magpie_cpu(binary: str, commands: list[str]) -> tuple[float, str]:
-    """CPU seconds (user + system) of one MAGPIE process running `commands`, and its output."""
+def magpie_cpu(binary: str, commands: list[str], threads: int = 1) -> tuple[float, str]:
+    """CPU seconds (user + system) of one MAGPIE process running `commands` (with `threads` threads), and its
+    output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     # the first command comes from the command line, so the rest run one after another (in its default async
     # mode MAGPIE reads lines that arrive while a command runs as stop/status requests)
-    proc = subprocess.run([binary, "set", "-mode", "sync", "-savesettings", "false", "-threads", "1"],
+    proc = subprocess.run([binary, "set", "-mode", "sync", "-savesettings", "false", "-threads", str(threads)],
                           input="\n".join(commands) + "\n", capture_output=True, text=True,
                           cwd=str(Path(binary).resolve().parent.parent), timeout=3600)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -174,7 +179,13 @@ def main() -> None:
                     help="MAGPIE source tree with its release build (move generation rows; default: beside --magpie)")
     ap.add_argument("--gen-scale", type=float, default=1.0, help="scale the generations per timed run")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="endgame rows: search with this many threads; above 1 their figures are wall seconds (the "
+                         "project's around the solve, MAGPIE's the search time it reports), the other rows stay on "
+                         "one thread")
     args = ap.parse_args()
+    if args.threads < 1:
+        ap.error("--threads must be at least 1")
     reg = LexiconRegistry(Settings.load(args.data_dir))
     cases = {}
     if CASES.is_file():
@@ -204,16 +215,26 @@ def main() -> None:
     def endgame_row(lex, cgp: str, plies: int, heuristics: bool):
         game = game_from_position(parse_cgp(cgp, lex.ld), lex)
 
+        clock = time.process_time if args.threads == 1 else time.perf_counter
+
         def project() -> float:
             solver = EndgameSolver(lex.kwg, lex.ld, 256)
             solver.clear_table()   # creating and zeroing the table is outside the timing, as in MAGPIE's column
-            t0 = time.process_time()
-            r = solver.solve(game, plies, threads=1, heuristics=heuristics)
+            t0 = clock()
+            r = solver.solve(game, plies, threads=args.threads, heuristics=heuristics)
             project.detail = f"value {r['value']:+d} nodes {r['nodes']}"
-            return time.process_time() - t0
+            return clock() - t0
 
         def magpie() -> float:
             pre = head + [f"set -lex {lex.name} -eplies {plies}", f"cgp {cgp4(cgp)}"]
+            if args.threads > 1:
+                # wall time: the search time MAGPIE reports ("Endgame (depth: D, time: T s, ...")
+                _, out = magpie_cpu(args.magpie, pre + ["endgame -ttfraction 0.01"], args.threads)
+                lines = [ln for ln in out.splitlines() if ln.startswith("Endgame (")]
+                if not lines or "time: " not in lines[-1]:
+                    raise RuntimeError(f"no search time in MAGPIE's endgame output: {out[-400:]}")
+                magpie.detail = lines[-1]
+                return float(lines[-1].split("time: ")[1].split("s")[0])
             cpu, out = magpie_cpu(args.magpie, pre + ["endgame -ttfraction 0.01"])
             base, _ = magpie_cpu(args.magpie, head + [f"set -lex {lex.name} -eplies 1", f"cgp {cgp4(cgp)}",
                                                       "endgame -ttfraction 0.01"])
@@ -275,12 +296,13 @@ def main() -> None:
                 theirs.append(magpie())
         mo = statistics.median(ours)
         unit = "us" if row in GEN_ROWS else "s"
-        line = f"{row:10s} project_cpu_{unit}={mo:8.3f}"
+        kind = "wall" if args.threads > 1 and row in ("passfirst", "eldar", "seed2", "seed3", "seed4") else "cpu"
+        line = f"{row:10s} project_{kind}_{unit}={mo:8.3f}"
         if row == "selfplay":
             line += f" ({args.games / mo:7.1f} games/s)"
         if theirs:
             mt = statistics.median(theirs)
-            line += f" magpie_cpu_{unit}={mt:8.3f}"
+            line += f" magpie_{kind}_{unit}={mt:8.3f}"
             if row == "selfplay":
                 line += f" ({args.games / mt:7.1f} games/s)"
             line += f" ratio={mo / mt:5.2f}"
