@@ -289,7 +289,6 @@ cdef class MoveGen:
     cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
                               int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil
     cdef inline uint64_t usable_letters(self) noexcept nogil
-    cdef bint one_tile_fits(self) noexcept nogil
     cdef inline uint64_t kids_of(self, uint32_t p) noexcept nogil
     cdef inline uint32_t node_at(self, uint32_t i) noexcept nogil
     cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil

@@ -893,9 +893,10 @@ cdef class MoveGen:
         lane; in a down lane, a square beside a tile of the lane and beside none across (a one-tile play that
         forms an across word is recorded by the across pass); the tile in the square's cross-sets of both
         directions (the other one checks the word along the lane)."""
-        cdef int dim = self.dim, sq, i
+        cdef int dim = self.dim, sq = lane * dim, i
         cdef uint32_t t, near, side = 0, anchors
-        cdef uint64_t usable = self.usable_letters()
+        cdef uint64_t usable = self.usable_letters(), cs
+        cdef bint one = self.rack_tiles == 1
         cdef const uint32_t* occ = &self.board.occ[d][0]
         if self.board.n_tiles == 0:
             return d == 0 and lane == self.board.start_row
@@ -905,22 +906,21 @@ cdef class MoveGen:
             side |= occ[lane - 1]
         if lane < dim - 1:
             side |= occ[lane + 1]
-        sq = lane * dim
-        if self.rack_tiles == 1:
-            anchors = near & ~t & ((<uint32_t> 1 << dim) - 1)
-            if d == 1:
-                anchors &= ~side
-            while anchors != 0:
-                i = ctz64(anchors)
-                if self.board.cross_set[d][sq + i] & self.board.cross_set[1 - d][i * dim + lane] & usable:
-                    return True
-                anchors &= anchors - 1
-            return False
-        anchors = (near | side) & ~t & ((<uint32_t> 1 << dim) - 1)
+        if not one:
+            anchors = near | side
+        elif d == 0:
+            anchors = near
+        else:
+            anchors = near & ~side
+        anchors &= ~t & ((<uint32_t> 1 << dim) - 1)
         while anchors != 0:
-            if self.board.cross_set[d][sq + ctz64(anchors)] & usable:
-                return True
+            i = ctz64(anchors)
             anchors &= anchors - 1
+            cs = self.board.cross_set[d][sq + i]
+            if one:
+                cs &= self.board.cross_set[1 - d][i * dim + lane]
+            if cs & usable:
+                return True
         return False
 
     cdef inline uint32_t usable_anchors(self, uint64_t usable) noexcept nogil:
@@ -1661,8 +1661,6 @@ cdef class MoveGen:
             self.exchanges()
         if self.rack_tiles > 0 and self.board_empty and self.gen_opening():
             pass
-        elif self.rack_tiles == 1 and not self.board_empty and not self.one_tile_fits():
-            pass
         elif self.rack_tiles > 0 and ((self.record_mode == RECORD_BEST and self.use_shadow) or
                                       (self.record_mode == RECORD_EG_BEST and self.eg_shadow and
                                        self.eg_bounds_fit())):
@@ -1683,27 +1681,6 @@ cdef class MoveGen:
         elif self.n_moves > 1 and self.do_sort and self.record_mode != RECORD_SMALL:
             qsort(self.move_buf, self.n_moves, sizeof(Move), _qsort_cmp)
         return 0
-
-    cdef bint one_tile_fits(self) noexcept nogil:
-        """Whether a rack of one tile has a placement: an empty square beside a tile whose cross-sets in both
-        directions take it. When none has, the lanes are not searched (a lone stuck tile in the endgame's
-        playouts: the same moves, the pass and the exchanges, in a scan of the board's bitboards)."""
-        cdef uint64_t usable = self.usable_letters()
-        cdef uint32_t full = (1u << self.dim) - 1
-        cdef uint32_t adj, above, below
-        cdef int r, c
-        for r in range(self.dim):
-            above = self.board.occ[0][r - 1] if r > 0 else 0
-            below = self.board.occ[0][r + 1] if r + 1 < self.dim else 0
-            adj = ((self.board.occ[0][r] << 1) | (self.board.occ[0][r] >> 1) | above | below) \
-                & ~self.board.occ[0][r] & full
-            while adj:
-                c = ctz64(adj)
-                adj &= adj - 1
-                if (self.board.cross_set[0][r * self.dim + c] & self.board.cross_set[1][c * self.dim + r]
-                        & usable) != 0:
-                    return True
-        return False
 
     cdef void record_pass(self) noexcept nogil:
         cdef Move m
