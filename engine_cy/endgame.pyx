@@ -577,12 +577,12 @@ cdef class EndgameWorker:
         alpha_in = alpha
         # children at the last ply cut at once when passing reaches their beta (d1_cut): decided here unplayed
         stand_pat = depth == 2 and self.d1_cut and not self.heuristics and self.g.max_zeros >= 2
+        self.lc_valid[ply] = False      # the children's lane reuse starts afresh
         if self.probe_first and not pv and tt_move == 0 and \
                 self.first_move(ply, depth, p, opp_val, rack_n, &probe_mv, &sc):
             # most nodes off the principal line cut at their first move: find it without listing the moves
             # (first_move: the move the ordering below would take first) and search it; only when it does
             # not cut are the moves listed, and the rest searched in the same order as without the probe
-            self.lc_valid[ply] = False      # the children's lane reuse starts afresh
             self.probes += 1
             if stand_pat and packed_kind(probe_mv) == MOVE_PLACE and packed_tiles(probe_mv) < rack_n and \
                     spread + sc <= alpha:
@@ -635,8 +635,6 @@ cdef class EndgameWorker:
                 est += EST_TT_MOVE
             a[i].est = est
         self.atop = base + n
-        if not probed:
-            self.lc_valid[ply] = False      # the children's lane reuse starts afresh
         for i in range(n):
             # the children of a depth-1 node are leaves (greedy playouts), which never look at the flag
             if depth == 1 and i > 0 and not self.no_abort and \
