@@ -273,18 +273,21 @@ def main() -> None:
         return project, magpie
 
     work = {}
+    endgame_rows = set()     # timed in wall seconds with --threads above 1
     if "selfplay" in rows:
         work["selfplay"] = (selfplay_project, selfplay_magpie)
     for row, cid, plies, heur in (("passfirst", "eg-passfirst-csw21", 10, False),
                                   ("eldar", "eg-eldar-stuck-v-csw21", 3, True)):
         if row in rows and cid in cases:
             work[row] = endgame_row(reg.get(cases[cid]["lexicon"]), cases[cid]["cgp"], plies, heur)
+            endgame_rows.add(row)
     for seed in (2, 3, 4):
         row = f"seed{seed}"
         if row in rows:
             g = bag_empty_position(nwl, seed)
             cgp = write_cgp(position_from_game(g, {"lex": "NWL20"}))
             work[row] = endgame_row(nwl, cgp, 8, False)
+            endgame_rows.add(row)
     for row in GEN_ROWS:
         if row in rows:
             work[row] = gen_row(row)
@@ -296,7 +299,7 @@ def main() -> None:
                 theirs.append(magpie())
         mo = statistics.median(ours)
         unit = "us" if row in GEN_ROWS else "s"
-        kind = "wall" if args.threads > 1 and row in ("passfirst", "eldar", "seed2", "seed3", "seed4") else "cpu"
+        kind = "wall" if args.threads > 1 and row in endgame_rows else "cpu"
         line = f"{row:10s} project_{kind}_{unit}={mo:8.3f}"
         if row == "selfplay":
             line += f" ({args.games / mo:7.1f} games/s)"
