@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     try:
         install(force=cmd == "install")
-        run([PY, ROOT / "macondo_server" / "web" / "build.py"])   # web board + TS client (skipped when unchanged)
+        run([PY, ROOT / "web" / "build.py"])   # web board + TS client (skipped when unchanged)
         if cmd == "start":
             args = [str(PY), *(["-m", "macondo_server", *rest] if rest else MAIN_JOB)]
             print("+", " ".join(args), flush=True)

@@ -10,10 +10,10 @@ import argparse
 import time
 from collections import defaultdict
 
-from macondo_server.analyze import AnalyzeOptions, analyze_record
-from macondo_server.config import Settings
-from macondo_server.engine import Engine
-from macondo_server.formats import read_gcg_file
+from macondo_server.analysis.review import AnalyzeOptions, analyze_record
+from macondo_server.engine.facade import Engine
+from macondo_server.engine.settings import Settings
+from macondo_server.model.gcg import read_gcg_file
 
 from _shared import SHARED, shared_lexica
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from macondo_server.autoplay import BotSpec, run_autoplay
-from macondo_server.config import Settings
-from macondo_server.lexicon import LexiconRegistry
+from macondo_server.analysis.selfplay import BotSpec, run_autoplay
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.settings import Settings
 
 from _shared import shared_lexica
 

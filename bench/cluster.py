@@ -24,11 +24,12 @@ import statistics
 import time
 from pathlib import Path
 
-from macondo_server.cluster import Cluster
-from macondo_server.config import Settings
-from macondo_server.engine import Engine
-from macondo_server.formats import parse_cgp
-from macondo_server.peg import PegJob, PegOptions
+from macondo_server.analysis.peg.job import PegJob
+from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.engine.facade import Engine
+from macondo_server.engine.settings import Settings
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.runtime.cluster import Cluster
 
 from _shared import SHARED, shared_lexica
 
@@ -186,7 +187,7 @@ def project(engine, args) -> None:
             setattr(w, k, v)
         w.set_deadline(time.monotonic() + args.cap)
         t0 = time.perf_counter()
-        outcome, _ = w.solve_draw(job._move_tuple(p), g.seq, job._opp_counts(g.seq))
+        outcome, _ = w.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq))
         dt = time.perf_counter() - t0
         if outcome == 2 and dt >= args.cap * 0.99:
             capped += 1

@@ -20,11 +20,11 @@ import grpc
 from connectrpc.client import ConnectClientSync
 from connectrpc.compat import google_protobuf_binary_codec
 
-from macondo_server.config import Settings
-from macondo_server.http import HttpOptions, method_info
+from macondo_server.api.connect import HttpOptions, method_info
+from macondo_server.api.grpc_server import create_server
+from macondo_server.engine.settings import Settings
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from macondo_server.server import create_server
 
 OPENING = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINQST/ 0/0 0"
 CGP = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/5I1N3N3/"

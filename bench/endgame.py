@@ -18,10 +18,11 @@ from pathlib import Path
 from engine_cy.endgame import EndgameSolver
 from engine_cy.game import Game
 from engine_cy.movegen import MoveGen
-from macondo_server.config import Settings
-from macondo_server.formats import new_board, parse_cgp, write_cgp
-from macondo_server.gamestate import game_from_position, position_from_game
-from macondo_server.lexicon import LexiconRegistry
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.replay import game_from_position, position_from_game
+from macondo_server.engine.settings import Settings
+from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.tiles import new_board
 
 from _shared import shared_lexica
 

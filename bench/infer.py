@@ -1,4 +1,4 @@
-"""Simulation with inference against the same simulation without, in game pairs (issue 21).
+"""Simulation with inference against the same simulation without, in game pairs.
 
 Each pair plays two games from one tile seed (the game's draws come from that seed, as autoplay's pairs),
 the inferring bot moving first in one and second in the other. While the bag holds tiles both bots
@@ -26,12 +26,12 @@ from pathlib import Path
 from engine_cy.autoplay import game_seed
 from engine_cy.board import Board
 from engine_cy.game import Game
-from macondo_server.config import Settings
-from macondo_server.engine import Engine
-from macondo_server.formats import format_move
-from macondo_server.gamestate import play_move, position_from_game
-from macondo_server.infer import InferOptions, infer, last_play_on
-from macondo_server.sim import SimJob, SimOptions
+from macondo_server.analysis.infer import InferOptions, infer, last_play_on
+from macondo_server.analysis.sim import SimJob, SimOptions
+from macondo_server.engine.facade import Engine
+from macondo_server.engine.replay import play_move, position_from_game
+from macondo_server.engine.settings import Settings
+from macondo_server.model.move import format_move
 
 from _shared import shared_lexica
 

@@ -15,9 +15,9 @@ import math
 import sys
 from pathlib import Path
 
-from macondo_server.autoplay import BotSpec, run_autoplay
-from macondo_server.config import Settings
-from macondo_server.lexicon import LexiconRegistry, load_klv
+from macondo_server.analysis.selfplay import BotSpec, run_autoplay
+from macondo_server.engine.lexicon import LexiconRegistry, load_klv
+from macondo_server.engine.settings import Settings
 
 from _shared import shared_lexica
 

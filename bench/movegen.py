@@ -13,9 +13,9 @@ import statistics
 import time
 
 from engine_cy.movegen import MoveGen
-from macondo_server.config import Settings
-from macondo_server.formats import parse_cgp
-from macondo_server.lexicon import LexiconRegistry
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.settings import Settings
+from macondo_server.model.cgp import parse_cgp
 
 from _shared import shared_lexica
 

@@ -15,10 +15,11 @@ import argparse
 import json
 from pathlib import Path
 
-from macondo_server.config import Settings
-from macondo_server.engine import Engine
-from macondo_server.formats import parse_cgp
-from macondo_server.peg import PegJob, PegOptions
+from macondo_server.analysis.peg.job import PegJob
+from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.engine.facade import Engine
+from macondo_server.engine.settings import Settings
+from macondo_server.model.cgp import parse_cgp
 
 from _shared import shared_lexica
 

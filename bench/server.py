@@ -12,10 +12,10 @@ import time
 
 import grpc
 
-from macondo_server.config import Settings
+from macondo_server.api.grpc_server import create_server
+from macondo_server.engine.settings import Settings
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from macondo_server.server import create_server
 
 from _shared import shared_lexica
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 
-from macondo_server.config import Settings
-from macondo_server.engine import Engine
-from macondo_server.formats import parse_cgp
-from macondo_server.sim import SimJob, SimOptions
+from macondo_server.analysis.sim import SimJob, SimOptions
+from macondo_server.engine.facade import Engine
+from macondo_server.engine.settings import Settings
+from macondo_server.model.cgp import parse_cgp
 
 from _shared import shared_lexica
 

@@ -1,4 +1,4 @@
-"""Side-by-side speed against the MAGPIE C engine (issue 20's table), interleaved: project, MAGPIE, project, ...
+"""Side-by-side speed against the MAGPIE C engine, interleaved: project, MAGPIE, project, ...
 
 MAGPIE is not part of this project: build it yourself from its public source (github.com/jvc56/MAGPIE,
 `make magpie BUILD=release`) with a data directory holding english.csv, standard15.txt, a win-percentage file
@@ -50,10 +50,11 @@ from endgame import bag_empty_position
 from engine_cy.autoplay import AutoplayWorker, game_seed
 from engine_cy.endgame import EndgameSolver
 from engine_cy.movegen import MoveGen
-from macondo_server.config import Settings
-from macondo_server.formats import new_board, parse_cgp, write_cgp
-from macondo_server.gamestate import game_from_position, position_from_game
-from macondo_server.lexicon import LexiconRegistry
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.replay import game_from_position, position_from_game
+from macondo_server.engine.settings import Settings
+from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.tiles import new_board
 
 from _shared import SHARED, shared_lexica
 

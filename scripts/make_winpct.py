@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 from engine_cy.autoplay import AutoplayWorker, game_seed
-from macondo_server.config import Settings
-from macondo_server.formats import new_board
-from macondo_server.lexicon import LexiconRegistry
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.settings import Settings
+from macondo_server.model.tiles import new_board
 
 TOTAL_TILES = 100
 RACK = 7

@@ -8,7 +8,7 @@
 
 Run: .venv/bin/python scripts/train_leaves.py [--workers 2 | --cluster ADDRESS|local:N] [--out /tmp/scowl70-leaves]
 (the leaves are the same bytes in-process or on a cluster; the win table is fitted on this machine)
-The figures of the shipped run are in the README (Leave training).
+The figures of the shipped run are in docs/leave-training.md.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from macondo_server.config import Settings
-from macondo_server.lexicon import LexiconRegistry
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("MACONDO_SHARED_DIR", ROOT.parent / "shared"))
@@ -64,7 +64,7 @@ def registry() -> LexiconRegistry:
 
 @pytest.fixture(scope="session")
 def engine():
-    from macondo_server.engine import Engine
+    from macondo_server.engine.facade import Engine
 
     return Engine(shared_settings())
 
@@ -79,7 +79,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 # their own
 @pytest.fixture(scope="module")
 def server():
-    from macondo_server.server import create_server
+    from macondo_server.api.grpc_server import create_server
 
     running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=3)
     yield running

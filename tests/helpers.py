@@ -12,7 +12,7 @@ def dec(data: bytes) -> str:
 
 
 def gaddag_strings(word: bytes) -> set[bytes]:
-    """reverse(w), and reverse(w[:k]) + sep + w[k:] for k = 1..n-1 (reference §2.3)."""
+    """reverse(w), and reverse(w[:k]) + sep + w[k:] for k = 1..n-1: the GADDAG's rotations."""
     n = len(word)
     out = {word[::-1]}
     for k in range(1, n):

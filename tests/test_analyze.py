@@ -14,14 +14,20 @@ import time
 import grpc
 import pytest
 
-from macondo_server import analyze as an
-from macondo_server.analyze import AnalyzeOptions, analyze_record, size_by_spread_loss, size_by_win_loss
+from macondo_server.analysis import review as an
+from macondo_server.analysis.review import (
+    AnalyzeOptions,
+    analyze_record,
+    size_by_spread_loss,
+    size_by_win_loss,
+)
+from macondo_server.api.grpc_server import create_server
 from macondo_server.cli import main
-from macondo_server.formats import parse_gcg, read_gcg_file, write_cgp
-from macondo_server.gamestate import replay_gcg
+from macondo_server.engine.replay import replay_gcg
+from macondo_server.model.cgp import write_cgp
+from macondo_server.model.gcg import parse_gcg, read_gcg_file
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from macondo_server.server import create_server
 
 from conftest import CASES_DIR, LEXICA, ROOT, needs_csw21, needs_nwl20, shared_settings
 

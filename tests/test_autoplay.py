@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import json
 
-from macondo_server.autoplay import BotSpec, run_autoplay
+from macondo_server.analysis.selfplay import BotSpec, run_autoplay
 from macondo_server.cli import main
-from macondo_server.formats import read_gcg_file
-from macondo_server.gamestate import replay_gcg
+from macondo_server.engine.replay import replay_gcg
+from macondo_server.model.gcg import read_gcg_file
 
 from conftest import needs_nwl20
 

@@ -169,6 +169,7 @@ def test_numeric_options_in_range_parse():
 
 
 def test_cli_numeric_bounds_match_the_engine():
-    from macondo_server import cli, endgame, sim
+    from macondo_server import cli
+    from macondo_server.analysis import endgame, sim
 
     assert cli.EG_MAX_PLIES == endgame.MAX_PLIES and cli.SIM_MAX_ITERATIONS == sim.MAX_ITERATIONS

@@ -17,7 +17,7 @@ from macondo_client.bots import Bot, derive_seed, run_bots
 from macondo_client.shell import SIM_FLAGS, ShellError, parse_flags, run_shell
 
 from macondo_server.cli import main as cli_main
-from macondo_server.formats import parse_gcg
+from macondo_server.model.gcg import parse_gcg
 
 from conftest import CASES_DIR, ROOT, load_cases, needs_cases, needs_nwl20
 

@@ -14,11 +14,13 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from macondo_server import cluster as cluster_mod
-from macondo_server.checkpoint import CheckpointError, CheckpointStore
-from macondo_server.cluster import Cluster, ClusterError, parse_cluster_spec
-from macondo_server.formats import parse_cgp
-from macondo_server.peg import PegJob, PegOptions
+from macondo_server.analysis.peg import task as peg_task
+from macondo_server.analysis.peg.job import PegJob
+from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.runtime import cluster as cluster_mod
+from macondo_server.runtime.checkpoint import CheckpointError, CheckpointStore
+from macondo_server.runtime.cluster import Cluster, ClusterError, parse_cluster_spec
 
 from conftest import load_cases, needs_cases
 
@@ -77,7 +79,7 @@ def test_one_in_bag_identical_to_in_process(engine, cluster, reference):
     assert res.winner.text == ref.winner.text and res.total_permutations == 8
     assert res.endgames == ref.endgames   # the same work, counted on the workers
     # the lexicon was loaded once per worker process, not once per task
-    stats = cluster.client.run(cluster_mod._worker_stats)
+    stats = cluster.client.run(cluster_mod.worker_stats)
     assert all(s["lexicon_loads"] == 1 for s in stats.values()), stats
 
 
@@ -230,7 +232,7 @@ def test_checkpoint_key_covers_the_options(engine):
 
 def test_autoplay_on_the_cluster_plays_the_same_games(engine, cluster, tmp_path):
     """Self-play split across the workers: game for game the in-process games of the seed (GCG included)."""
-    from macondo_server.autoplay import bot_sources, bots_from_options, run_autoplay
+    from macondo_server.analysis.selfplay import bot_sources, bots_from_options, run_autoplay
 
     bot1, bot2 = bots_from_options(engine, None, None, None, None)
     here = run_autoplay(bot1, bot2, 24, seed=11, threads=2, pairs=True, gcg_dir=str(tmp_path / "here"))
@@ -252,8 +254,8 @@ def grpc_server(cluster, tmp_path_factory):
     --checkpoint-dir), and a plain one that has neither."""
     import grpc
 
+    from macondo_server.api.grpc_server import create_server
     from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-    from macondo_server.server import create_server
 
     from conftest import shared_settings
 
@@ -364,8 +366,8 @@ def test_all_workers_lost_mid_solve_is_a_clear_error(engine, monkeypatch):
                 text = str(err.value)
                 assert "\n" not in text and ("no workers" in text or "failed on the cluster" in text), text
                 if job._dispatch is not None:   # the dead workers' table file is removed by the client
-                    assert not os.path.exists(os.path.join(cluster_mod.SHM_DIR,
-                                                           cluster_mod._shm_prefix() + job._dispatch.run))
+                    assert not os.path.exists(os.path.join(peg_task.SHM_DIR,
+                                                           peg_task.shm_prefix() + job._dispatch.run))
         finally:
             for w in workers:
                 w.kill()
@@ -408,9 +410,9 @@ def test_shared_table_points_a_table_at_one_mapping(tmp_path):
 def test_workers_share_one_table_and_remove_it(engine, cluster, reference):
     """During a solve both worker processes map the run's one table file in /dev/shm; after it the file is
     gone; verdicts are the in-process ones. A stale file that no process locks is swept."""
-    if not os.path.isdir(cluster_mod.SHM_DIR):
+    if not os.path.isdir(peg_task.SHM_DIR):
         pytest.skip("no /dev/shm")
-    stale = os.path.join(cluster_mod.SHM_DIR, cluster_mod._shm_prefix() + "0" * 32)
+    stale = os.path.join(peg_task.SHM_DIR, peg_task.shm_prefix() + "0" * 32)
     with open(stale, "wb") as fh:
         fh.write(b"x")
     os.utime(stale, (time.time() - 3600, time.time() - 3600))
@@ -420,8 +422,8 @@ def test_workers_share_one_table_and_remove_it(engine, cluster, reference):
 
     def progress(r) -> None:
         if not seen and r.done_jobs + r.quick_done_jobs >= 4:
-            seen.append(cluster.client.run(cluster_mod._worker_stats))
-            seen.append(sorted(n for n in os.listdir(cluster_mod.SHM_DIR) if n.startswith(cluster_mod._shm_prefix())))
+            seen.append(cluster.client.run(peg_task.worker_stats))
+            seen.append(sorted(n for n in os.listdir(peg_task.SHM_DIR) if n.startswith(peg_task.shm_prefix())))
 
     res = job.run(progress, interval=0.05)
     assert summary(res) == summary(reference("peg-onyx-nwl20"))
@@ -429,10 +431,10 @@ def test_workers_share_one_table_and_remove_it(engine, cluster, reference):
     stats, files = seen
     assert sum(s["shared_tables"] for s in stats.values()) >= 1, stats
     run = job._dispatch.run if job._dispatch else ""
-    mine = cluster_mod._shm_prefix() + run
+    mine = peg_task.shm_prefix() + run
     assert mine in files   # (other solves of this user may be running on this machine, each with its file)
     assert not os.path.exists(stale)   # swept: no process held it
-    assert not os.path.exists(os.path.join(cluster_mod.SHM_DIR, mine))   # removed at the end
+    assert not os.path.exists(os.path.join(peg_task.SHM_DIR, mine))   # removed at the end
 
 
 # ---------------------------------------------------------------------------------------- the bots harness
@@ -441,8 +443,9 @@ def test_workers_share_one_table_and_remove_it(engine, cluster, reference):
 def test_bots_on_the_cluster_play_the_same_games(cluster, tmp_path):
     """The bots harness's games played by the cluster's workers (talking to this process's server): game for
     game the in-process ones of the seed, GCG included, results in game order."""
-    from macondo_client import connect
     from macondo_client.bots import Bot, run_bots
+
+    from macondo_server.api.inprocess import connect
 
     from conftest import shared_settings
 
@@ -464,8 +467,10 @@ def test_bots_on_the_cluster_play_the_same_games(cluster, tmp_path):
 def test_bots_server_refusal_comes_back_as_its_error(cluster):
     """A strategy the server refuses, on the cluster: the server's own error (its status and message), not a
     cluster failure."""
-    from macondo_client import MacondoError, connect
+    from macondo_client import MacondoError
     from macondo_client.bots import Bot, run_bots
+
+    from macondo_server.api.inprocess import connect
 
     with connect(None) as server:
         bots = (Bot("bot1", server, "nosuchstrategy"), Bot("bot2", server, "static"))

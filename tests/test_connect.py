@@ -18,12 +18,12 @@ from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2
 
-from macondo_server.config import Settings
-from macondo_server.http import HttpOptions, build_endpoints, method_info
-from macondo_server.limits import Limits
+from macondo_server.api.connect import HttpOptions, build_endpoints, method_info
+from macondo_server.api.grpc_server import ServerStartError, create_server
+from macondo_server.engine.settings import Settings
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from macondo_server.server import ServerStartError, create_server
+from macondo_server.runtime.limits import Limits
 
 EMPTY = "/".join(["15"] * 15)
 SERVICE = pb.DESCRIPTOR.services_by_name["Engine"]
@@ -306,7 +306,7 @@ def test_serve_command_refuses_an_open_port_without_token(capsys):
 
 
 def test_servicer_context_adapter():
-    from macondo_server.http import ConnectServicerContext
+    from macondo_server.api.connect import ConnectServicerContext
 
     ctx = ConnectServicerContext("127.0.0.1:5555", [("X-Trace", "a"), ("x-trace", "b")], 2000)
     assert ctx.peer() == "http:127.0.0.1:5555" and ctx.is_active()

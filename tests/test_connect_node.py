@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from macondo_server.http import HttpOptions
-from macondo_server.server import create_server
+from macondo_server.api.connect import HttpOptions
+from macondo_server.api.grpc_server import create_server
 
 from conftest import ROOT, load_cases, needs_cases, needs_nwl20, shared_settings
 
@@ -20,10 +20,10 @@ EMPTY = "/".join(["15"] * 15)
 
 
 def build_ts_client() -> str | None:
-    """The client built (macondo_server/web/build.py: npm install from the lock, buf generate from proto/, tsc;
+    """The client built (web/build.py: npm install from the lock, buf generate from proto/, tsc;
     skipped when nothing changed); the reason when that cannot be done here."""
     try:
-        return runpy.run_path(str(ROOT / "macondo_server" / "web" / "build.py"))["build"]()
+        return runpy.run_path(str(ROOT / "web" / "build.py"))["build"]()
     except subprocess.CalledProcessError as exc:
         pytest.fail(f"building clients/ts failed: {exc}")
 

@@ -7,7 +7,8 @@ import pytest
 from engine_cy import cross_set
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.kwg import Kwg, build_kwg
-from macondo_server.formats import new_board, parse_cgp
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.tiles import new_board
 
 from conftest import load_cases, needs_cases
 from helpers import enc

@@ -13,9 +13,11 @@ import pytest
 from engine_cy.endgame import EndgameSolver
 from engine_cy.game import Game
 from engine_cy.movegen import MoveGen
-from macondo_server.endgame import EndgameJob, EndgameOptions
-from macondo_server.formats import FormatError, new_board, parse_cgp
-from macondo_server.gamestate import game_from_position
+from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
+from macondo_server.engine.replay import game_from_position
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.text import FormatError
+from macondo_server.model.tiles import new_board
 
 from conftest import load_cases, needs_cases
 

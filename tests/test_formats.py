@@ -5,21 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine_cy.alphabet import LetterDistribution
-from macondo_server.formats import (
-    FormatError,
-    GcgEvent,
-    GcgGame,
-    Move,
-    decode_gcg,
-    format_move,
-    new_board,
-    parse_cgp,
-    parse_gcg,
-    parse_move,
-    read_gcg_file,
-    write_cgp,
-    write_gcg,
-)
+from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.gcg import GcgEvent, GcgGame, decode_gcg, parse_gcg, read_gcg_file, write_gcg
+from macondo_server.model.move import Move, format_move, parse_move
+from macondo_server.model.text import FormatError
+from macondo_server.model.tiles import new_board
 
 from conftest import CASES_DIR, load_cases
 
@@ -478,7 +468,7 @@ def test_gcg_long_notes_are_linear():
 
 
 def test_excerpt():
-    from macondo_server.formats import excerpt
+    from macondo_server.model.text import excerpt
 
     assert excerpt("8G QI") == "'8G QI'"
     long = excerpt("Q" * 1_000_000)

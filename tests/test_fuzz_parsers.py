@@ -3,7 +3,7 @@
 The property, for every input: it parses, round-trips (written and parsed again it is the same, and
 writing is a fixed point) and the engine takes it or refuses it with a FormatError; or it is refused with
 a FormatError whose message is at most MAX_MESSAGE_CHARS long. Never another exception, never more than
-HANG_SECONDS. The oracle and the mutators live in bench/fuzz_parsers.py, which runs long campaigns; here
+HANG_SECONDS. The oracle and the mutators live in fuzz/fuzz_parsers.py, which runs long campaigns; here
 a short campaign runs in the default suite and a longer one under `-m slow`.
 """
 
@@ -18,21 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from macondo_server.formats import (
-    MAX_GCG_EVENTS,
-    FormatError,
-    GcgEvent,
-    GcgGame,
-    Position,
-    parse_cgp,
-    parse_gcg,
-    write_cgp,
-    write_gcg,
-)
-from macondo_server.gamestate import commit, game_from_position, replay_gcg
-from macondo_server.lexicon import LexiconError, LexiconRegistry
+from macondo_server.engine.lexicon import LexiconError, LexiconRegistry
+from macondo_server.engine.replay import commit, game_from_position, replay_gcg
+from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.gcg import GcgEvent, GcgGame, parse_gcg, write_gcg
+from macondo_server.model.position import Position
+from macondo_server.model.text import MAX_GCG_EVENTS, FormatError
 
-_BENCH = Path(__file__).resolve().parent.parent / "bench" / "fuzz_parsers.py"
+_BENCH = Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_parsers.py"
 _spec = importlib.util.spec_from_file_location("fuzz_parsers", _BENCH)
 assert _spec is not None and _spec.loader is not None
 fz = importlib.util.module_from_spec(_spec)
@@ -254,7 +247,7 @@ def test_gcg_real_games_with_a_changed_event(campaign, data):
 @settings(max_examples=300, deadline=None)
 @given(st.randoms(use_true_random=False), st.sampled_from(["cgp", "move", "gcg"]))
 def test_mutations_under_hypothesis(campaign, rnd, parser):
-    """The bench's mutators driven by hypothesis's random source (so that failures shrink and replay)."""
+    """The fuzzer's mutators driven by hypothesis's random source (so that failures shrink and replay)."""
     mut = fz.Mutator(rnd, campaign.mut[parser].corpus)
     if parser == "cgp":
         data = mut.mutate(rnd.choice(campaign.cgp_seeds), fz.MAX_CGP_CHARS)

@@ -2,7 +2,7 @@
 
 Everything that feeds the readers bad bytes runs in a subprocess (a crash must fail a test, not kill pytest):
 hand-made inputs that break each validator rule, hypothesis property runs, and mutation campaigns driven by
-bench/fuzz_readers.py (its worker loads each input and exercises accepted ones; see that file)."""
+fuzz/fuzz_readers.py (its worker loads each input and exercises accepted ones; see that file)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("fuzz_readers", ROOT / "bench" / "fuzz_readers.py")
+_spec = importlib.util.spec_from_file_location("fuzz_readers", ROOT / "fuzz" / "fuzz_readers.py")
 fuzz = importlib.util.module_from_spec(_spec)
 sys.modules["fuzz_readers"] = fuzz
 _spec.loader.exec_module(fuzz)
@@ -195,7 +195,7 @@ def test_each_rule_names_the_defect(tmp_path):
 
 GADDAG_EDITS = """
 import importlib.util, random, struct, sys
-spec = importlib.util.spec_from_file_location("fuzz_readers", "bench/fuzz_readers.py")
+spec = importlib.util.spec_from_file_location("fuzz_readers", "fuzz/fuzz_readers.py")
 fuzz = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fuzz)
 from engine_cy.kwg import Kwg, LexiconFormatError, build_kwg

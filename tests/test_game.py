@@ -9,8 +9,9 @@ from engine_cy.alphabet import LetterDistribution
 from engine_cy.game import Game, GameError
 from engine_cy.kwg import Kwg, build_kwg
 from engine_cy.movegen import MoveGen
-from macondo_server.formats import parse_cgp, read_gcg_file, write_cgp
-from macondo_server.gamestate import commit, game_from_position, replay_gcg
+from macondo_server.engine.replay import commit, game_from_position, replay_gcg
+from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.gcg import read_gcg_file
 
 from conftest import CASES_DIR, load_cases, needs_cases
 from helpers import enc

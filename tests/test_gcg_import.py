@@ -9,19 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from macondo_server.formats import (
-    FormatError,
-    GcgGame,
-    decode_gcg,
-    parse_cgp,
-    parse_gcg,
-    rack_tiles,
-    read_gcg_file,
-    write_cgp,
-    write_gcg,
-)
-from macondo_server.gamestate import game_from_position, lexicon_for_record, replay_gcg
-from macondo_server.render import render_position
+from macondo_server.engine.replay import game_from_position, lexicon_for_record, replay_gcg
+from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.gcg import GcgGame, decode_gcg, parse_gcg, read_gcg_file, write_gcg
+from macondo_server.model.render import render_position
+from macondo_server.model.text import FormatError
+from macondo_server.model.tiles import rack_tiles
 
 from conftest import GCG_ALL, GCG_DATA, GCG_FOREIGN, GCG_OWN
 

@@ -1,4 +1,4 @@
-"""Inference of the opponent's leave (issue 21): the exhaustive posterior against a plain-Python brute force,
+"""Inference of the opponent's leave: the exhaustive posterior against a plain-Python brute force,
 positions from self-play whose true leave the inference must rank far above chance, exchanges, withdrawn
 phonies, the simulation's draws from the inferred leaves, and bad input."""
 
@@ -14,10 +14,13 @@ import pytest
 
 from engine_cy.board import Board
 from engine_cy.game import Game
-from macondo_server.formats import FormatError, Position, format_move, parse_cgp
-from macondo_server.gamestate import play_move, position_from_game
-from macondo_server.infer import InferOptions, infer, last_play_before, last_play_on
-from macondo_server.sim import SimJob, SimOptions
+from macondo_server.analysis.infer import InferOptions, infer, last_play_before, last_play_on
+from macondo_server.analysis.sim import SimJob, SimOptions
+from macondo_server.engine.replay import play_move, position_from_game
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.move import format_move
+from macondo_server.model.position import Position
+from macondo_server.model.text import FormatError
 
 from conftest import needs_nwl20
 
@@ -470,7 +473,7 @@ def test_stopped_workers_keep_racks_and_weights_together(engine, nwl):
     weights and verdicts (here worker 0 is stopped before it starts, worker 1 judges its whole slice)."""
     from engine_cy.cross_set import compute_all
     from engine_cy.infer import InferWorker, enumerate_leaves
-    from macondo_server.infer import _run_workers
+    from macondo_server.analysis.infer import _run_workers
 
     lp = last_play_on(parse_cgp(EMPTY_CAT), "8H CAT", nwl)
     pool = lp.before.unseen_counts(0)

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from macondo_server.formats import format_move, parse_cgp
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.move import format_move
 
 from conftest import LEXICA, needs_nwl20
 
@@ -275,7 +276,7 @@ def _stop_after(job, delay: float, **kw):
 
 
 def _sim_job(engine, cgp: str, n_plays: int, plies: int, threads: int):
-    from macondo_server.sim import SimJob, SimOptions
+    from macondo_server.analysis.sim import SimJob, SimOptions
 
     pos = parse_cgp(cgp)
     texts = [format_move(m.move, pos.ld, pos.board) for m in engine.generate(pos).moves[:n_plays]]
@@ -330,7 +331,7 @@ def test_stopped_sim_statistics_are_whole_iterations(engine):
 
 @needs_nwl20
 def test_endgame_stop_returns_deepest_completed_line(engine):
-    from macondo_server.endgame import EndgameJob, EndgameOptions
+    from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
 
     job = EndgameJob(engine, parse_cgp(ENDGAME), EndgameOptions(plies=8, threads=2, heuristics=False,
                                                                  tt_megabytes=64))
@@ -363,7 +364,7 @@ def test_endgame_stop_during_depth_one_keeps_a_move(engine):
     """With greedy playouts depth 1 takes a good part of a second here (seconds before the endgame speed-ups):
     a stop during it still ends the solve within half a second (a 0.3 s grace for depth 1), with the best root
     move searched so far (depth 0), or depth 1 if it finished within the grace."""
-    from macondo_server.endgame import EndgameJob, EndgameOptions
+    from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
 
     job = EndgameJob(engine, parse_cgp(ENDGAME), EndgameOptions(plies=8, threads=2, heuristics=True,
                                                                  tt_megabytes=64))
@@ -374,7 +375,8 @@ def test_endgame_stop_during_depth_one_keeps_a_move(engine):
 
 @needs_nwl20
 def test_peg_stop_is_fast_and_records_no_cut_draws(engine):
-    from macondo_server.peg import PegJob, PegOptions
+    from macondo_server.analysis.peg.job import PegJob
+    from macondo_server.analysis.peg.options import PegOptions
 
     # unlimited nesting: a draw can only be unresolved because the stop cut it
     job = PegJob(engine, parse_cgp(PEG), PegOptions(threads=2, tt_megabytes=64, max_nested_depth=-1))

@@ -158,7 +158,7 @@ def _fuzz_module():
 
     if "fuzz_readers" not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            "fuzz_readers", Path(__file__).resolve().parent.parent / "bench" / "fuzz_readers.py")
+            "fuzz_readers", Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_readers.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules["fuzz_readers"] = module
         spec.loader.exec_module(module)
@@ -166,7 +166,7 @@ def _fuzz_module():
 
 
 def test_gaddag_must_be_the_rotations_of_the_dawg_words():
-    """The validator proves the GADDAG holds exactly the rotations (reference §2.3) of the DAWG's words,
+    """The validator proves the GADDAG holds exactly the rotations of the DAWG's words,
     whether its post-separator lists are the DAWG's own (our builder, wolges) or copies."""
     from engine_cy.kwg import LexiconFormatError
 

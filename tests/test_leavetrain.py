@@ -20,9 +20,7 @@ import pytest
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.klv import Klv, write_klv2
 from engine_cy.leavegen import LeaveGenWorker, accumulate, decode_rack, encode_rack
-from macondo_server.config import PACKAGE_DATA, Settings
-from macondo_server.formats import new_board
-from macondo_server.leavetrain import (
+from macondo_server.analysis.leavetrain import (
     LeaveTrainer,
     TrainError,
     TrainOptions,
@@ -30,7 +28,7 @@ from macondo_server.leavetrain import (
     fit_values,
     leave_space,
 )
-from macondo_server.lexicon import (
+from macondo_server.engine.lexicon import (
     DEFAULT_WINPCT,
     LexiconError,
     LexiconRegistry,
@@ -38,6 +36,8 @@ from macondo_server.lexicon import (
     load_klv,
     load_win_table,
 )
+from macondo_server.engine.settings import PACKAGE_DATA, Settings
+from macondo_server.model.tiles import new_board
 
 from conftest import ROOT
 
@@ -216,7 +216,7 @@ def test_deterministic_and_resumable_across_stops_and_workers(scowl, reference_r
 
 def test_workers_play_each_round_with_its_own_values(tmp_path):
     """The round's values reach the worker even under the same file name (a worker kept between rounds)."""
-    from macondo_server.leavetrain import _worker_games, _worker_init
+    from macondo_server.analysis.leavetrain import _worker_games, _worker_init
 
     lex = LexiconRegistry(Settings.load()).get("SCOWL70")
     space = leave_space(LD)
@@ -298,8 +298,8 @@ def test_cli_train_and_errors(tmp_path, capsys):
 def _spec(klv: bytes, rows: np.ndarray | None, run: str) -> dict:
     import hashlib
 
-    from macondo_server.cluster import lexicon_fingerprint
-    from macondo_server.engine import Engine
+    from macondo_server.engine.facade import Engine
+    from macondo_server.runtime.cluster import lexicon_fingerprint
 
     return {"lexicon": "SCOWL70", "fingerprint": lexicon_fingerprint(Engine(), "SCOWL70"),
             "klv_sha": hashlib.sha256(klv).hexdigest(),
@@ -314,9 +314,9 @@ def test_cluster_task_plays_the_same_games_as_a_local_worker(tmp_path):
     values and another lexicon are refused."""
     import uuid
 
-    from macondo_server import cluster as cluster_mod
-    from macondo_server.cluster import ClusterError
-    from macondo_server.leavetrain import _worker_games, _worker_init, train_games_task
+    from macondo_server.analysis.leavetrain import _worker_games, _worker_init, train_games_task
+    from macondo_server.runtime import cluster as cluster_mod
+    from macondo_server.runtime.cluster import ClusterError
 
     lex = LexiconRegistry(Settings.load()).get("SCOWL70")
     space = leave_space(LD)
@@ -341,7 +341,7 @@ def test_cluster_task_plays_the_same_games_as_a_local_worker(tmp_path):
         train_games_task(dict(spec, klv_sha="0" * 64), klv, rows, 0, 1)
     with pytest.raises(ClusterError, match="lexicon mismatch"):
         train_games_task(dict(spec, fingerprint="0" * 16), klv, rows, 0, 1)
-    cluster_mod._stop_run(spec["run"])
+    cluster_mod.stop_run(spec["run"])
     assert train_games_task(spec, klv, rows, 0, 1) is None
 
 
@@ -376,9 +376,9 @@ def test_cluster_training_same_as_in_process_with_stop_and_resume(scowl, referen
     the CLI on a new local cluster: round 1 is kept, and both rounds are byte for byte the in-process
     run's; both workers played, each loading the lexicon once."""
     pytest.importorskip("distributed")
-    from macondo_server import cluster as cluster_mod
-    from macondo_server.cluster import Cluster, lexicon_fingerprint
-    from macondo_server.engine import Engine
+    from macondo_server.engine.facade import Engine
+    from macondo_server.runtime import cluster as cluster_mod
+    from macondo_server.runtime.cluster import Cluster, lexicon_fingerprint
 
     a, figures = reference_run
     engine = Engine(Settings.load())
@@ -388,7 +388,7 @@ def test_cluster_training_same_as_in_process_with_stop_and_resume(scowl, referen
         figs = _trainer(scowl, b, rounds=2).run(lambda r, done, total: seen.append((r, done)),
                                                 stop=lambda: any(r == 2 for r, _ in seen), cluster=cl,
                                                 fingerprint=lexicon_fingerprint(engine, "SCOWL70"))
-        stats = cl.client.run(cluster_mod._worker_stats)
+        stats = cl.client.run(cluster_mod.worker_stats)
     assert [f.round for f in figs] == [1]
     assert (figs[0].racks, figs[0].distinct_racks, figs[0].change_rms) == \
         (figures[0].racks, figures[0].distinct_racks, figures[0].change_rms)
@@ -434,10 +434,10 @@ def test_mismatched_or_corrupted_klv2_refused(tmp_path):
 
 
 def test_mismatched_klv2_beside_a_lexicon_and_named_in_requests(tmp_path):
-    from macondo_server.limits import Limits
+    from macondo_server.api.grpc_server import create_server
     from macondo_server.pb.macondo.v1 import engine_pb2 as pb
     from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-    from macondo_server.server import create_server
+    from macondo_server.runtime.limits import Limits
 
     d = tmp_path / "data"
     d.mkdir()

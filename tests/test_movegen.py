@@ -9,8 +9,10 @@ from engine_cy.alphabet import ENGLISH_CSV, LetterDistribution
 from engine_cy.klv import Klv
 from engine_cy.kwg import Kwg, build_kwg
 from engine_cy.movegen import MoveGen, formed_words, score_play
-from macondo_server.engine import Engine, bag_for_mover
-from macondo_server.formats import Move, format_move, new_board, parse_cgp, parse_move
+from macondo_server.engine.facade import Engine, bag_for_mover
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.move import Move, format_move, parse_move
+from macondo_server.model.tiles import new_board
 
 from conftest import CASES_DIR, load_cases, needs_cases
 from helpers import brute_force_moves, enc

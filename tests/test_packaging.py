@@ -1,4 +1,4 @@
-"""Packaging facts that hold in the checkout and in an installed package alike (issue #18): one version,
+"""Packaging facts that hold in the checkout and in an installed package alike: one version,
 the .proto files found through `macondo proto-path`, the historical stub names, no development paths in
 the defaults, and the client distribution's own command line."""
 
@@ -15,7 +15,7 @@ from macondo_client.__main__ import main as client_main
 
 import macondo_server
 from macondo_server.cli import main
-from macondo_server.config import PACKAGE_DATA, Settings, default_data_dirs
+from macondo_server.engine.settings import PACKAGE_DATA, Settings, default_data_dirs
 
 
 def test_one_version_everywhere(capsys):
@@ -76,11 +76,11 @@ def test_run_time_code_needs_no_build_tool():
     rather than looking for it in sys.modules.)"""
     code = ("import sys\n"
             "for name in ('grpc_tools', 'Cython', 'setuptools'): sys.modules[name] = None\n"
-            "import macondo_server.cli, macondo_server.server, macondo_server.service, macondo_client\n"
+            "import macondo_server.cli, macondo_server.api.grpc_server, macondo_server.api.service, macondo_client\n"
             "import macondo_client.shell, macondo_client.bots\n"
-            "from macondo_server.config import Settings\n"
-            "from macondo_server.engine import Engine\n"
-            "from macondo_server.formats import parse_cgp\n"
+            "from macondo_server.engine.settings import Settings\n"
+            "from macondo_server.engine.facade import Engine\n"
+            "from macondo_server.model.cgp import parse_cgp\n"
             "res = Engine(Settings.load()).generate(parse_cgp('15/' * 14 + '15 AEINRST/ 0/0 0'))\n"
             "print(len(res.moves) > 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -89,7 +89,7 @@ def test_run_time_code_needs_no_build_tool():
 
 
 def test_client_command_talks_to_a_server_and_refuses_bad_addresses(capsys):
-    from macondo_server.server import create_server
+    from macondo_server.api.grpc_server import create_server
 
     running = create_server(Settings.load(), "127.0.0.1", 0, max_jobs=1)
     try:

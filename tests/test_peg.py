@@ -12,8 +12,12 @@ from collections import Counter
 import pytest
 
 from engine_cy.alphabet import LetterDistribution
-from macondo_server.formats import FormatError, parse_cgp
-from macondo_server.peg import PegJob, PegOptions, draw_label, group_key, ordered_draws
+from macondo_server.analysis.peg.draws import draw_label, group_key, ordered_draws
+from macondo_server.analysis.peg.explain import eventuality, parse_order
+from macondo_server.analysis.peg.job import PegJob
+from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.text import FormatError
 
 from conftest import load_cases, needs_cases
 
@@ -166,7 +170,7 @@ def test_eventuality_agrees_with_the_solve(engine):
     outcome = {(p.table, g.label): g.outcome for p in solved.plays for g in p.groups}
     names = {0: "WIN", 1: "DRAW", 2: "UNRESOLVED", 3: "LOSS"}
     for letter in "AYIU":
-        text = PegJob(engine, pos, opts).eventuality(letter)
+        text = eventuality(PegJob(engine, pos, opts), letter)
         blocks = text.split("\n\n")
         assert len(blocks) == 2
         for block in blocks:
@@ -175,9 +179,9 @@ def test_eventuality_agrees_with_the_solve(engine):
             assert "the bag is empty: an endgame with the opponent to move" in block
             assert f"we draw {letter}" in block and "best line" in block
     with pytest.raises(FormatError, match="the bag holds 1"):
-        PegJob(engine, pos, opts).eventuality("AA")
+        eventuality(PegJob(engine, pos, opts), "AA")
     with pytest.raises(FormatError, match="no Z can be in the bag"):
-        PegJob(engine, pos, opts).eventuality("Z")
+        eventuality(PegJob(engine, pos, opts), "Z")
 
 
 @needs_cases
@@ -187,15 +191,15 @@ def test_eventuality_replies_and_nested_trace(engine):
     c = CASES["peg-axe-2bag-csw21"]
     pos = parse_cgp(c["cgp"])
     job = PegJob(engine, pos, PegOptions(endgame_plies=2, only_solve=["6F .X."], threads=1))
-    text = job.eventuality("IE")
+    text = eventuality(job, "IE")
     assert "replies checked:" in text and "the decisive reply:" in text and text.endswith("verdict: LOSS")
     assert "we lose to" in text and "the bag is E" in text
-    win = job.eventuality("EI")
+    win = eventuality(job, "EI")
     assert win.endswith("verdict: WIN") and " 0 we lose to" in win
     # the nested solve after a pass back: sub-draws cover every ordered draw we could face
     p = job.plays[0]
-    seq = job.parse_order("EI")
-    res = job.workers[0].nested_trace(job._move_tuple(p), seq, job._opp_counts(seq), ("pass", 0, 0, False, (), 0))
+    seq = parse_order(job, "EI")
+    res = job.workers[0].nested_trace(job.move_tuple(p), seq, job.opp_counts(seq), ("pass", 0, 0, False, (), 0))
     outcome, chosen, subs, actual = res
     assert chosen is not None and 0 <= actual < len(subs)
     unseen_to_us = 7 + 1                      # the opponent's rack and the one tile left in the bag

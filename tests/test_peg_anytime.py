@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from macondo_server.formats import parse_cgp
-from macondo_server.peg import PegJob, PegOptions, PegResult, format_table
+from macondo_server.analysis.peg.explain import eventuality
+from macondo_server.analysis.peg.job import PegJob
+from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.analysis.peg.result import PegResult, format_table
+from macondo_server.model.cgp import parse_cgp
 
 from conftest import load_cases, needs_cases
 
@@ -178,7 +181,7 @@ def test_solver_model_is_never_worse_than_pessimistic(engine):
     job = PegJob(engine, parse_cgp(CASES["peg-axe-2bag-csw21"]["cgp"]),
                  PegOptions(opponent_model="solver", threads=1, skip_tiebreaker=True, **{
                      k: v for k, v in kw.items() if k != "threads"}))
-    text = job.eventuality("IE")
+    text = eventuality(job, "IE")
     assert "the opponent solves their own pre-endgame" in text and "TOREROS" in text
     assert text.rstrip().endswith("verdict: LOSS")
     with pytest.raises(ValueError, match="opponent model"):
@@ -203,12 +206,12 @@ def test_solver_model_skips_the_opponents_solve_only_when_every_reply_wins(engin
         endgame_plies=2, only_solve=["6F .X."], opponent_model="solver", threads=1, quick_pass=False))
     (play,) = job.plays
     w = job.workers[0]
-    move = job._move_tuple(play)
+    move = job.move_tuple(play)
     for g in play.groups[::6]:
         w.skip_won_choice = False
-        plain = w.solve_draw(move, g.seq, job._opp_counts(g.seq))
+        plain = w.solve_draw(move, g.seq, job.opp_counts(g.seq))
         w.skip_won_choice = True
-        assert w.solve_draw(move, g.seq, job._opp_counts(g.seq)) == plain, g.label
+        assert w.solve_draw(move, g.seq, job.opp_counts(g.seq)) == plain, g.label
     assert w.choice_skips > 0
 
 
@@ -235,11 +238,11 @@ def test_solver_model_counts_iiia_as_a_win(engine):
             endgame_plies=4, only_solve=["2L P.ND"], opponent_model=model, threads=1, quick_pass=False))
         (play,) = job.plays
         group = next(g for g in play.groups if g.label == "[III]A")
-        verdicts[model], _ = job.workers[0].solve_draw(job._move_tuple(play), group.seq, job._opp_counts(group.seq))
+        verdicts[model], _ = job.workers[0].solve_draw(job.move_tuple(play), group.seq, job.opp_counts(group.seq))
     assert verdicts == {"pessimistic": 3, "solver": 0}
-    text = PegJob(engine, parse_cgp(case["cgp"]), PegOptions(
+    text = eventuality(PegJob(engine, parse_cgp(case["cgp"]), PegOptions(
         endgame_plies=4, only_solve=["2L P.ND"], opponent_model="solver", threads=1, skip_tiebreaker=True,
-    )).eventuality("IIIA")
+    )), "IIIA")
     assert text.rstrip().endswith("verdict: WIN")
     assert "the opponent solves their own pre-endgame" in text
 

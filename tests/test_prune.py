@@ -13,9 +13,11 @@ from engine_cy.endgame import EndgameSolver
 from engine_cy.game import Game
 from engine_cy.movegen import MoveGen
 from engine_cy.prune import PRUNE_MAX_TILES, pruned_game, pruned_kwg, pruned_words, unplayed_counts
-from macondo_server.formats import new_board, parse_cgp
-from macondo_server.gamestate import game_from_position
-from macondo_server.peg import PegJob, PegOptions
+from macondo_server.analysis.peg.job import PegJob
+from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.engine.replay import game_from_position
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.tiles import new_board
 
 from conftest import have_lexicon, load_cases, needs_cases
 

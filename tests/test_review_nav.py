@@ -12,19 +12,13 @@ import pytest
 from macondo_client import InvalidArgument, NotFound
 from macondo_client.shell import MacondoShell, run_shell
 
-from macondo_server.engine import Engine
-from macondo_server.formats import (
-    GcgGame,
-    decode_gcg,
-    parse_cgp,
-    parse_gcg,
-    rack_tiles,
-    read_gcg_file,
-    write_cgp,
-)
-from macondo_server.gamestate import position_from_game, replay_gcg
-from macondo_server.sessions import MAX_NOTE_CHARS, SessionStore
-from macondo_server.sim import SimJob, SimOptions
+from macondo_server.analysis.sim import SimJob, SimOptions
+from macondo_server.api.sessions import MAX_NOTE_CHARS, SessionStore
+from macondo_server.engine.facade import Engine
+from macondo_server.engine.replay import position_from_game, replay_gcg
+from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.gcg import GcgGame, decode_gcg, parse_gcg, read_gcg_file
+from macondo_server.model.tiles import rack_tiles
 
 from conftest import GCG_ALL, GCG_DATA, GCG_FOREIGN, GCG_OWN, needs_nwl20, shared_settings
 

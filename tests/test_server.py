@@ -10,11 +10,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
+from macondo_server.api.grpc_server import create_server
 from macondo_server.cli import main
-from macondo_server.config import Settings
+from macondo_server.engine.settings import Settings
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from macondo_server.server import create_server
 
 EMPTY = "/".join(["15"] * 15)
 VSMATT = (

@@ -8,11 +8,11 @@ import time
 import grpc
 import pytest
 
+from macondo_server.api.grpc_server import create_server
 from macondo_server.cli import main
-from macondo_server.config import Settings
+from macondo_server.engine.settings import Settings
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from macondo_server.server import create_server
 
 from conftest import load_cases, needs_cases, needs_nwl20
 

@@ -19,13 +19,13 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from macondo_server.config import Settings
-from macondo_server.jobs import JobRegistry, ShuttingDownError
-from macondo_server.lexicon import LexiconRegistry
-from macondo_server.limits import LimitError, Limits, ResourceLimitError
+from macondo_server.api.grpc_server import ServerStartError, create_server
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.settings import Settings
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
-from macondo_server.server import ServerStartError, create_server
+from macondo_server.runtime.jobs import JobRegistry, ShuttingDownError
+from macondo_server.runtime.limits import LimitError, Limits, ResourceLimitError
 
 from conftest import ROOT
 

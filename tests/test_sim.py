@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from macondo_server.formats import FormatError, parse_cgp
-from macondo_server.sim import SimJob, SimOptions, win_table
+from macondo_server.analysis.sim import SimJob, SimOptions, win_table
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.text import FormatError
 
 EMPTY = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINQST/ 0/0 0 lex NWL20;"
 

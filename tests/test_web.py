@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from macondo_server.api.connect import HttpOptions
+from macondo_server.api.grpc_server import create_server
 from macondo_server.cli import main as cli_main
-from macondo_server.http import HttpOptions
-from macondo_server.server import create_server
 
 from conftest import CASES_DIR, LEXICA, ROOT, load_cases, needs_cases, needs_nwl20, shared_settings
 
-WEB = ROOT / "macondo_server" / "web"
+WEB = ROOT / "web"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 GCG = CASES_DIR / "gcg" / "success_standard.gcg"
 SHOTS = Path(os.environ.get("MACONDO_WEB_SHOTS", ROOT / "build" / "web-shots"))
@@ -33,7 +33,7 @@ def _ready() -> str | None:
     if reason:
         return reason
     if not (WEB / "node_modules" / "playwright-core").is_dir():
-        return "playwright-core is not installed in macondo_server/web"
+        return "playwright-core is not installed in web/"
     return None
 
 
@@ -127,10 +127,10 @@ def test_board_in_headless_chromium(capsys):
 
 
 def test_web_needs_a_build(tmp_path, monkeypatch):
-    import macondo_server.http as http
+    import macondo_server.api.connect as http
 
     monkeypatch.setattr(http, "WEB_DIR", tmp_path)
-    from macondo_server.server import ServerStartError
+    from macondo_server.api.grpc_server import ServerStartError
 
     with pytest.raises(ServerStartError, match="not built"):
         create_server(shared_settings(), "127.0.0.1", 0, http=HttpOptions(port=0, web=True))
@@ -140,7 +140,7 @@ def test_static_files_stay_inside_the_build(tmp_path, monkeypatch):
     import urllib.error
     import urllib.request
 
-    import macondo_server.http as http
+    import macondo_server.api.connect as http
 
     (tmp_path / "index.html").write_text("<!doctype html><title>board</title>")
     (tmp_path / "assets").mkdir()

@@ -10,9 +10,9 @@ from .client import (
     ResourceExhausted,
     Stream,
     Unavailable,
+    connect,
     pb,
 )
-from .local import connect
 
 try:
     from ._version import __version__

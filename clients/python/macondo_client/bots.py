@@ -140,7 +140,7 @@ def run_bots(referee: Client, bots: tuple[Bot, Bot], games: int, seed: int, lexi
              gcg_dir: str | None = None, on_game: Callable[[GameResult], None] | None = None,
              stop: Callable[[], bool] | None = None, cluster: Any = None) -> tuple[list[GameResult], Summary]:
     """Play `games` games (game g: tiles from (seed, g), bot 1 first when g is even). With `cluster` (an
-    object whose `client` is a dask.distributed Client, e.g. macondo_server.cluster.Cluster), the games are
+    object whose `client` is a dask.distributed Client, e.g. macondo_server.runtime.cluster.Cluster), the games are
     played by its workers in batches, each worker talking to the same servers by address: the same games,
     the results in game order; on_game is called as games come back (in any order)."""
     out = Path(gcg_dir) if gcg_dir else None

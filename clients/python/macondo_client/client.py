@@ -16,6 +16,7 @@ Consume the stream in a thread and call `stop()` from the main thread on Ctrl-C,
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar
@@ -310,3 +311,15 @@ class Client:
     def export_game(self, game_id: str) -> str:
         """The game as GCG text (the caller writes it where it likes)."""
         return self._unary("ExportGame", pb.ExportGameRequest(game_id=game_id)).gcg
+
+
+@contextlib.contextmanager
+def connect(address: str, timeout: float = 600.0) -> Iterator[Client]:
+    """A client of the engine server at `address` (HOST:PORT), closed when the block ends.
+
+    The client never starts an engine of its own: `macondo shell` and `macondo bots` without `--server` start
+    one in the engine's process (macondo_server.api.inprocess)."""
+    if not address:
+        raise ValueError("connect() needs a server address HOST:PORT")
+    with Client(address, timeout=timeout) as client:
+        yield client

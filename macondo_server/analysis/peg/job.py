@@ -1,0 +1,608 @@
+"""The pre-endgame solve (1 to 6 tiles in the bag): the candidates and their draw groups, the thread pool,
+the quick pass, the best-first full solve with early cut-off, the spread tiebreak, checkpoints and the
+cluster. The per-draw search (every opponent reply, nested solves, endgames) runs in engine_cy.peg with
+the GIL released. Options: options.py; draws: draws.py; the result and its text: result.py; the
+eventuality explanation: explain.py; what a cluster worker runs: task.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from engine_cy.endgame import TranspositionTable
+from engine_cy.peg import PegWorker
+from engine_cy.prune import pruned_game
+from macondo_server.analysis.peg.draws import DrawGroup, draw_groups, ordered_draws
+from macondo_server.analysis.peg.options import (
+    DRAW,
+    LEAF_MODES,
+    LOSS,
+    QUICK_PLIES,
+    QUICK_REPLIES,
+    RISK_MOVES,
+    UNRESOLVED,
+    WIN,
+    PegOptions,
+)
+from macondo_server.analysis.peg.result import PegPlay, PegResult, make_play, name_leader
+from macondo_server.analysis.peg.task import peg_task, remove_run_table
+from macondo_server.engine.facade import Engine, find_move, known_opponent_tiles
+from macondo_server.engine.replay import game_from_position
+from macondo_server.model.cgp import write_cgp
+from macondo_server.model.position import Position
+from macondo_server.model.text import FormatError
+from macondo_server.model.tiles import RACK_SIZE
+from macondo_server.runtime.checkpoint import CheckpointStore, solve_key
+from macondo_server.runtime.cluster import Cluster, Dispatcher, lexicon_fingerprint, new_run_id
+from macondo_server.runtime.jobs import watch_stop
+
+TIEBREAK_POOL = 20
+
+
+class PegJob:
+    """One pre-endgame solve: validated on construction; run() from any thread, stop() from any other."""
+
+    def __init__(self, engine: Engine, pos: Position, opts: PegOptions,
+                 stop: threading.Event | None = None, cluster: Cluster | None = None,
+                 checkpoint: CheckpointStore | None = None, resume: bool = False) -> None:
+        """`stop` (optional) is checked while the plays are set up; once set, the setup ends early. With
+        `cluster`, the passes run as tasks on its workers (same verdicts; the task: analysis/peg/task.py); with
+        `checkpoint`, every verdict is recorded there and `resume` takes the ones recorded before."""
+        opts.validate()
+        self.cluster = cluster
+        self.checkpoint = checkpoint
+        self.resume = resume
+        self.reused = 0
+        self.checkpointed = 0
+        self._ckpt_rows: list[tuple[str, str, str, int, int | None]] = []
+        self._ckpt_key = ""
+        self._ckpt_flushed = 0.0
+        self._remote = [0, 0, 0, 0, 0]   # endgames, nested calls, nested cache hits, opponent solves, nodes (cluster)
+        self._dispatch: Dispatcher | None = None
+        self._exact_done: dict[tuple[str, str], int] = {}   # (play, draw) -> exact spread (the tiebreak)
+        self.opts = opts
+        self.pos = pos
+        self.engine = engine
+        lex = engine.lexicon_for(pos, opts.lexicon)
+        self.lex = lex
+        ld = pos.ld
+        if len(pos.racks[0]) != RACK_SIZE:
+            raise FormatError(f"the player on turn must hold {RACK_SIZE} tiles, not {len(pos.racks[0])}")
+        unseen = pos.unseen_counts(0)
+        k = sum(unseen) - RACK_SIZE
+        if not 1 <= k <= 6:
+            raise FormatError(f"the bag must hold 1 to 6 tiles for a pre-endgame, not {max(k, 0)}"
+                              + (" (use endgame)" if k <= 0 else ""))
+        self.k = k
+        known = known_opponent_tiles(pos, opts.opp_rack) if opts.opp_rack else []
+        pool = list(unseen)
+        for t in known:
+            pool[t] -= 1
+        self.unseen = unseen
+        self.pool = pool
+        self.known = known
+        self.draws = ordered_draws(pool, k)
+        self.total = sum(w for _, w in self.draws)
+        bb = int(pos.ops.get("bb", "50"))
+        self.bingo_bonus = bb
+        gen = engine.generate(pos, lexicon=lex.name)
+        cands = gen.moves
+        if opts.only_solve:
+            cands = [find_move(cands, text, pos) for text in opts.only_solve]
+        else:
+            cands = [c for c in cands if c.move.kind != "exchange"
+                     and (opts.max_tiles_left < 0 or k - min(c.tiles_played, k) <= opts.max_tiles_left)]
+        self.plays: list[PegPlay] = []
+        # the draw groups depend only on how many tiles a play draws: worked out once per count, then copied
+        templates: dict[int, list[tuple[str, tuple[int, ...], int]]] = {}
+        for c in cands:
+            if stop is not None and stop.is_set():
+                break   # stopped during the setup: the plays listed so far, none solved
+            t = c.tiles_played if c.move.kind == "place" else 0
+            if min(t, k) not in templates:
+                templates[min(t, k)] = draw_groups(ld, self.draws, t)
+            self.plays.append(make_play(c.move, c.score, t, k, templates[min(t, k)], ld, pos.board))
+        game = game_from_position(pos, lex)
+        game.solver_mode()
+        if opts.prune_lexicon:
+            game = pruned_game(game)
+        self.game = game
+        # on a cluster the workers' tables do the work; the local worker only serves explanations
+        self.tt = TranspositionTable(opts.tt_megabytes if cluster is None else min(opts.tt_megabytes, 16))
+        self.workers = [PegWorker(game, game.kwg, lex.klv, lex.ld, self.tt, bb)
+                        for _ in range(opts.threads if cluster is None else 1)]
+        for w in self.workers:
+            w.skip_deep_pass = opts.skip_deep_pass
+        self._configure(quick=False)   # the full solve's settings (an eventuality uses them as they are)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.done_jobs = 0
+        self.quick_jobs_done = 0
+        self.phase = "setup"     # then "quick", "full", "done"
+        self._last_progress = 0.0
+        self._eg_quick = 0
+        self.total_jobs = sum(len(p.groups) for p in self.plays)
+        self.t0 = time.monotonic()
+
+    # ------------------------------------------------------------------ running
+
+    def stop(self) -> None:
+        self._stop.set()
+        for w in self.workers:
+            w.request_stop()
+
+    def stopped(self) -> bool:
+        """A stop was asked for (stop(), the time limit, or the caller's stop event)."""
+        return self._stop.is_set()
+
+    def opp_counts(self, seq: tuple[int, ...]) -> list[int]:
+        """The tiles the opponent may hold when we draw `seq` (first drawn first): the bag's possible tiles
+        less the draw, with the opponent's known tiles."""
+        rest = list(self.pool)
+        for t in seq:
+            rest[t] -= 1
+        for t in self.known:
+            rest[t] += 1
+        return rest
+
+    @staticmethod
+    def move_tuple(p: PegPlay) -> tuple:
+        """The play as engine_cy.peg takes it: (kind, row, column, vertical, tiles, score)."""
+        m = p.move
+        return (m.kind, m.row, m.col, m.vertical, tuple(m.tiles), p.score)
+
+    def _lower2(self, p: PegPlay) -> int:
+        """Twice the points p has for certain (wins and draws found so far)."""
+        return 2 * p.wins + p.draws
+
+    def _upper2(self, p: PegPlay) -> int:
+        """Twice the most points p can still reach: everything not yet lost, drawn or left unresolved."""
+        return 2 * (self.total - p.unresolved) - p.found_losses2
+
+    def _phase_config(self, quick: bool) -> dict:
+        """The worker settings of the quick pass or the full solve (everything a verdict depends on besides
+        the position, the play and the draw)."""
+        opts = self.opts
+        if quick:
+            cfg = {"plies": QUICK_PLIES, "max_replies": QUICK_REPLIES,
+                   "max_nested": 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1),
+                   "opp_solver": False, "leaf_mode": LEAF_MODES["static"], "risk_moves": RISK_MOVES}
+        else:
+            cfg = {"plies": opts.endgame_plies, "max_replies": 0, "max_nested": opts.max_nested_depth,
+                   "opp_solver": opts.opponent_model == "solver",
+                   "leaf_mode": LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf],
+                   "risk_moves": RISK_MOVES}
+        cfg["skip_deep_pass"] = opts.skip_deep_pass
+        return cfg
+
+    def _configure(self, quick: bool) -> None:
+        """Set every worker for the quick pass or the full solve."""
+        cfg = self._phase_config(quick)
+        for w in self.workers:
+            for name, value in cfg.items():
+                setattr(w, name, value)
+
+    def _run_pool(self, work: Callable[[PegWorker], None], progress: Callable[[PegResult], None] | None,
+                  interval: float, deadline: float | None) -> None:
+        """Run `work` on every worker's thread until they end; progress on a steady beat; the time limit and
+        Ctrl-C stop the solve (what is solved is kept)."""
+        pool = [threading.Thread(target=work, args=(w,), daemon=True) for w in self.workers]
+        for th in pool:
+            th.start()
+        try:
+            while any(th.is_alive() for th in pool):
+                for th in pool:
+                    th.join(0.05)
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    self.stop()
+                self._flush_checkpoint()   # at most once a second: a killed solve loses at most that
+                if progress is not None and now - self._last_progress >= interval:
+                    self._last_progress = now
+                    progress(self.snapshot(final=False))
+        except KeyboardInterrupt:
+            self.stop()
+            for th in pool:
+                th.join()
+
+    def run(self, progress: Callable[[PegResult], None] | None = None, interval: float = 1.0,
+            stop: threading.Event | None = None) -> PegResult:
+        """The anytime solve: the quick pass (every play, every draw, low fidelity), then the full solve at
+        the requested plies, best-first; a stop or the time limit returns what is known at that moment."""
+        opts = self.opts
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        if deadline is not None:
+            for w in self.workers:
+                w.set_deadline(deadline)  # endgames in flight stop at the deadline
+        self._last_progress = time.monotonic()
+        if self.checkpoint is not None:
+            self._open_checkpoint()
+        if self.cluster is not None:
+            self._dispatch = Dispatcher(self.cluster, peg_task, self._cluster_spec(), label="pre-endgame",
+                                        key="peg", after_forget=remove_run_table)
+        try:
+            with watch_stop(stop, self.stop):
+                if opts.quick_pass and len(self.plays) > 1:   # one play: nothing to rank, no preview needed
+                    self._quick_pass(progress, interval, deadline)
+                if not self._stop.is_set():
+                    self._full_pass(progress, interval, deadline)
+                self.phase = "done"
+                if not self._stop.is_set() and not opts.skip_tiebreaker:
+                    self._tiebreak()
+        finally:
+            self._flush_checkpoint(force=True)
+            if self._dispatch is not None:
+                self._dispatch.forget()
+        return self.snapshot(final=True)
+
+    # ------------------------------------------------------------------ checkpoints and the cluster
+
+    def nodes(self) -> int:
+        """Endgame search nodes so far, here and on the cluster (benchmarks: work independent of the load)."""
+        return sum(w.nodes for w in self.workers) + self._remote[4]
+
+    def checkpoint_key(self) -> str:
+        """The checkpoint key: the position, the lexicon's and leaves' content, and every option that changes
+        a verdict (plies, nesting, passes, opponent model, endgame leaves, known opponent tiles, the quick
+        pass's settings). Options that only choose which plays are solved or when to stop are not in it:
+        each verdict is recorded under its play and draw."""
+        return solve_key({
+            "cgp": write_cgp(self.pos),
+            "lexicon": self.lex.name,
+            "lexicon_fingerprint": lexicon_fingerprint(self.engine, self.lex.name),
+            "known_opponent_tiles": sorted(self.known),
+            "quick": self._phase_config(quick=True),
+            "full": self._phase_config(quick=False),
+        })
+
+    def _open_checkpoint(self) -> None:
+        assert self.checkpoint is not None
+        self._ckpt_key = self.checkpoint_key()
+        stored = self.checkpoint.begin(self._ckpt_key, write_cgp(self.pos), self.resume)
+        reused = 0
+        with self._lock:
+            for p in self.plays:
+                for g in p.groups:
+                    q = stored.get(("quick", p.text, g.label))
+                    if q is not None and g.quick is None:
+                        p.record_quick(g, q[0])
+                        self.quick_jobs_done += 1
+                        reused += 1
+                    f = stored.get(("full", p.text, g.label))
+                    if f is not None and g.outcome is None:
+                        p.record(g, f[0])
+                        self.done_jobs += 1
+                        reused += 1
+                    e = stored.get(("exact", p.text, g.label))
+                    if e is not None and e[1] is not None:
+                        self._exact_done[(p.text, g.label)] = e[1]
+                        reused += 1
+        self.reused = reused
+        self.checkpointed = len(stored)
+
+    def _note(self, phase: str, p: PegPlay, g: DrawGroup, outcome: int, spread: int | None = None) -> None:
+        """A verdict to record in the checkpoint (called with the lock held)."""
+        if self.checkpoint is not None:
+            self._ckpt_rows.append((phase, p.text, g.label, outcome, spread))
+
+    def _flush_checkpoint(self, force: bool = False) -> None:
+        if self.checkpoint is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._ckpt_flushed < 1.0:
+            return
+        self._ckpt_flushed = now
+        with self._lock:
+            rows, self._ckpt_rows = self._ckpt_rows, []
+        if rows:
+            self.checkpoint.put(self._ckpt_key, rows)
+            self.checkpointed += len(rows)
+
+    def _cluster_spec(self) -> dict:
+        return {"run": new_run_id(), "cgp": write_cgp(self.pos), "lexicon": self.lex.name,
+                "fingerprint": lexicon_fingerprint(self.engine, self.lex.name), "bingo_bonus": self.bingo_bonus,
+                "tt_mb": self.opts.tt_megabytes, "prune_lexicon": self.opts.prune_lexicon,
+                # the worker processes of one machine share one table as threads do (off: one table each,
+                # for comparisons; the verdicts are the same)
+                "shared_tt": os.environ.get("MACONDO_CLUSTER_SHARED_TT", "1") != "0"}
+
+    def _cluster_pass(self, quick: bool, next_item: Callable[[], tuple[int, int] | None],
+                      on_item: Callable[[int, int, int, int | None], None], remaining: Callable[[], int],
+                      progress, interval: float, deadline: float | None, exact: bool = False,
+                      first: int = 1) -> None:
+        """One pass on the cluster: items (play, group) from next_item() as slots free up, each verdict to
+        on_item(pi, gi, outcome, spread); progress on the same beat as in-process; the time limit stops it."""
+        assert self._dispatch is not None
+        cfg = self._phase_config(quick)
+
+        def next_batch(size: int) -> list | None:
+            batch = []
+            for _ in range(size):
+                job = next_item()
+                if job is None:
+                    break
+                pi, gi = job
+                p = self.plays[pi]
+                g = p.groups[gi]
+                batch.append((pi, gi, self.move_tuple(p), g.seq, self.opp_counts(g.seq), exact))
+            return batch or None
+
+        def on_result(res: dict) -> None:
+            with self._lock:
+                self._remote[0] += res["endgames"]
+                self._remote[1] += res["nested_calls"]
+                self._remote[2] += res["nested_hits"]
+                self._remote[3] += res["opp_solves"]
+                self._remote[4] += res.get("nodes", 0)
+            for pi, gi, outcome, spread in res["results"]:
+                on_item(pi, gi, outcome, spread)
+
+        def tick() -> None:
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                self.stop()
+            self._flush_checkpoint()
+            if progress is not None and now - self._last_progress >= interval:
+                self._last_progress = now
+                progress(self.snapshot(final=False))
+
+        def cut_plays() -> set[int]:
+            return {pi for pi, p in enumerate(self.plays) if p.cut_off}
+
+        def deadline_in() -> float | None:
+            return None if deadline is None else deadline - time.monotonic()
+
+        def affinity(item: tuple) -> tuple:
+            # the draws of one play that leave us the same rack share nested solves and table entries
+            pi, _, _, seq, _, _ = item
+            t = min(self.plays[pi].tiles_played, self.k)
+            return pi, tuple(sorted(seq[:t]))
+
+        try:
+            self._dispatch.run_phase(cfg, next_batch, on_result, tick, self._stop.is_set, remaining, deadline_in,
+                                     cancel_ids=None if quick else cut_plays, first=first, affinity=affinity)
+        except KeyboardInterrupt:
+            self.stop()
+
+    def _quick_pass(self, progress, interval, deadline) -> None:
+        self.phase = "quick"
+        self._configure(quick=True)
+        items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))
+                 if p.groups[gi].quick is None]   # (a resumed solve: those not recorded yet)
+        items.reverse()   # popped from the end: plays in static-equity order
+        if self.cluster is not None:
+            def next_item() -> tuple[int, int] | None:
+                with self._lock:
+                    return items.pop() if items else None
+
+            def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+                with self._lock:
+                    p = self.plays[pi]
+                    p.record_quick(p.groups[gi], outcome)
+                    self.quick_jobs_done += 1
+                    self._note("quick", p, p.groups[gi], outcome)
+
+            self._cluster_pass(True, next_item, on_item, lambda: len(items), progress, interval, deadline, first=4)
+            self._flush_checkpoint(force=True)
+            return
+
+        def work(w: PegWorker) -> None:
+            while not self._stop.is_set():
+                with self._lock:
+                    if not items:
+                        return
+                    pi, gi = items.pop()
+                p = self.plays[pi]
+                g = p.groups[gi]
+                outcome, _ = w.solve_draw(self.move_tuple(p), g.seq, self.opp_counts(g.seq))
+                if w.stopped:
+                    return
+                with self._lock:
+                    p.record_quick(g, outcome)
+                    self.quick_jobs_done += 1
+                    self._note("quick", p, g, outcome)
+
+        self._run_pool(work, progress, interval, deadline)
+        self._flush_checkpoint(force=True)
+
+    def _full_pass(self, progress, interval, deadline) -> None:
+        opts = self.opts
+        self.phase = "full"
+        self._configure(quick=False)
+        rank = {WIN: 0, UNRESOLVED: 1, DRAW: 2, LOSS: 3}
+
+        def order(p: PegPlay) -> list[int]:
+            # a loss on a heavy draw rules a play out soonest: the draws the quick pass lost first, then the
+            # heaviest (popped from the end, so the list runs the other way)
+            key = sorted((gi for gi in range(len(p.groups)) if p.groups[gi].outcome is None),  # (resumed: not yet)
+                         key=lambda gi: (-rank.get(p.groups[gi].quick, 1),  # type: ignore[arg-type]
+                                         -p.groups[gi].weight, gi))
+            return key[::-1]
+
+        pending = [order(p) for p in self.plays]
+
+        def take() -> tuple[int, int] | None:
+            """Best-first: the next draw of the play that can still reach the most points (ties: the better
+            quick-pass result, then a bag-emptying play, then the earlier play by static equity). With early cut-off, a play whose best
+            reachable total is below what another play has for certain is abandoned (reference 11.5, checked
+            at every draw)."""
+            with self._lock:
+                best_lower = max((self._lower2(p) for p in self.plays), default=0)
+                choice, choice_key = -1, (-1, -1.0, False)
+                for pi, p in enumerate(self.plays):
+                    if p.cut_off or not pending[pi]:
+                        continue
+                    upper = self._upper2(p)
+                    if opts.early_cutoff and upper < best_lower:
+                        p.cut_off = True
+                        continue
+                    # equal so far: the cheaper play first (a bag-emptying play costs one endgame per draw;
+                    # any other, an endgame per opponent reply), to prove a leader as soon as possible
+                    k = (upper, p.quick_points, p.empties_bag)
+                    if k > choice_key:
+                        choice, choice_key = pi, k
+                if choice < 0:
+                    return None
+                return choice, pending[choice].pop()
+
+        def work(w: PegWorker) -> None:
+            while not self._stop.is_set():
+                job = take()
+                if job is None:
+                    return
+                pi, gi = job
+                p = self.plays[pi]
+                g = p.groups[gi]
+                outcome, _ = w.solve_draw(self.move_tuple(p), g.seq, self.opp_counts(g.seq))
+                if w.stopped or (outcome == UNRESOLVED and deadline is not None and time.monotonic() >= deadline):
+                    return  # cut short by a stop or the time limit: the draw stays unsolved, not a verdict
+                with self._lock:
+                    p.record(g, outcome)
+                    self.done_jobs += 1
+                    self._note("full", p, g, outcome)
+
+        if self.cluster is not None:
+            def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+                if outcome == UNRESOLVED and deadline is not None and time.monotonic() >= deadline:
+                    return   # cut short by the time limit: the draw stays unsolved, not a verdict
+                with self._lock:
+                    p = self.plays[pi]
+                    p.record(p.groups[gi], outcome)
+                    self.done_jobs += 1
+                    self._note("full", p, p.groups[gi], outcome)
+
+            def remaining() -> int:
+                with self._lock:
+                    return sum(len(x) for pi, x in enumerate(pending) if not self.plays[pi].cut_off)
+
+            self._cluster_pass(False, take, on_item, remaining, progress, interval, deadline)
+        else:
+            self._run_pool(work, progress, interval, deadline)
+        self._flush_checkpoint(force=True)
+        with self._lock:
+            if opts.early_cutoff:
+                best_lower = max((self._lower2(p) for p in self.plays), default=0)
+                for p in self.plays:
+                    if not p.cut_off and p.pending and self._upper2(p) < best_lower:
+                        p.cut_off = True
+
+    def _tiebreak(self) -> None:
+        ranked = self._ranked()
+        if not ranked:
+            return
+        top = ranked[0].points
+        tied = [p for p in ranked if p.points == top and not p.cut_off and p.unresolved == 0]
+        emptying = sorted((p for p in tied if p.empties_bag), key=lambda p: -p.score)[:TIEBREAK_POOL]
+        if len(emptying) < 2:
+            return
+        if self.cluster is not None:
+            self._cluster_exact(emptying)
+        w = self.workers[0]
+        for p in emptying:
+            total = 0
+            weight = 0
+            for g in p.groups:
+                if self._stop.is_set():
+                    return
+                spread = self._exact_done.get((p.text, g.label))
+                if spread is None:
+                    if self.cluster is not None:
+                        return   # stopped on the cluster before this draw was solved
+                    outcome, spread = w.solve_draw(self.move_tuple(p), g.seq, self.opp_counts(g.seq), exact=True)
+                    if spread is None:
+                        return
+                    with self._lock:
+                        self._note("exact", p, g, outcome, spread)
+                g.spread = spread
+                total += g.weight * spread
+                weight += g.weight
+            p.spread_sum, p.spread_weight = total, weight
+        for p in emptying:
+            p.tiebroken = True
+
+    def _cluster_exact(self, emptying: list[PegPlay]) -> None:
+        """The tiebreak's exact spreads of the tied bag-emptying plays, solved on the cluster."""
+        index = {id(p): pi for pi, p in enumerate(self.plays)}
+        items = [(index[id(p)], gi) for p in emptying for gi, g in enumerate(p.groups)
+                 if (p.text, g.label) not in self._exact_done]
+        items.reverse()
+
+        def next_item() -> tuple[int, int] | None:
+            with self._lock:
+                return items.pop() if items else None
+
+        def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+            if spread is None:
+                return
+            p = self.plays[pi]
+            with self._lock:
+                self._exact_done[(p.text, p.groups[gi].label)] = spread
+                self._note("exact", p, p.groups[gi], outcome, spread)
+
+        self._cluster_pass(False, next_item, on_item, lambda: len(items), None, 1.0, None, exact=True, first=4)
+        self._flush_checkpoint(force=True)
+
+    def _ranked(self) -> list[PegPlay]:
+        def key(p: PegPlay):
+            return (p.cut_off, -p.points, -(p.spread if p.spread is not None else float("-inf")), -p.score)
+
+        return sorted(self.plays, key=key)
+
+    def _ranked_by_knowledge(self) -> list[PegPlay]:
+        """Before the solve finishes: by the best knowledge so far (each draw's full verdict where it has one,
+        else its quick-pass verdict), then the most points still reachable; plays cut off last."""
+        def key(p: PegPlay):
+            return (p.cut_off, -p.estimate, -p.upper, -p.lower, -p.score)
+
+        return sorted(self.plays, key=key)
+
+    def snapshot(self, final: bool) -> PegResult:
+        with self._lock:
+            # finished: every draw of every play not cut off has a verdict (complete: and none is unresolved)
+            finished = all(p.pending == 0 for p in self.plays if not p.cut_off) and self.phase in ("full", "done")
+            plays = [dataclasses.replace(p) for p in (self._ranked() if finished else self._ranked_by_knowledge())]
+            complete = finished and all(p.unresolved == 0 for p in plays)
+            done_jobs = self.done_jobs
+            quick_done = self.quick_jobs_done
+            phase = self.phase
+            if phase == "quick" or phase == "setup":
+                groups_left = self.total_jobs - quick_done
+                per_group_done = quick_done
+            else:
+                groups_left = sum(p.groups_total - p.groups_done for p in plays if not p.cut_off)
+                per_group_done = done_jobs
+        endgames = sum(w.endgames for w in self.workers) + self._remote[0]
+        if phase in ("quick", "setup"):
+            self._eg_quick = endgames
+        pass_endgames = endgames - (self._eg_quick if phase not in ("quick", "setup") else 0)
+        seconds = time.monotonic() - self.t0
+        res = PegResult(
+            plays=plays,
+            total_permutations=self.total,
+            endgames=endgames,
+            nested_calls=sum(w.nested_calls for w in self.workers) + self._remote[1],
+            nested_hits=sum(w.nested_hits for w in self.workers) + self._remote[2],
+            seconds=seconds,
+            done_jobs=done_jobs,
+            total_jobs=self.total_jobs,
+            complete=complete,
+            final=final,
+            finished=finished,
+            endgames_per_second=endgames / seconds if seconds > 0 else 0.0,
+            groups_left=groups_left,
+            endgames_left=round(groups_left * pass_endgames / per_group_done) if per_group_done else 0,
+            phase=phase,
+            quick_done_jobs=quick_done,
+            opponent_model=self.opts.opponent_model,
+            opp_solves=sum(w.opp_solves for w in self.workers) + self._remote[3],
+            endgame_plies=self.opts.endgame_plies,
+            reused=self.reused,
+            checkpointed=self.checkpointed,
+            cluster_workers=self.cluster.workers() if self.cluster is not None else 0,
+            cluster_tasks=self._dispatch.stats.tasks if self._dispatch is not None else 0,
+        )
+        name_leader(res)
+        return res

@@ -1,0 +1,403 @@
+"""Monte Carlo simulation of candidate plays (reference section 12): candidates, the thread pool run in
+deterministic rounds, statistics, ranking, pruning and confidence stopping. The playouts run in
+engine_cy.sim with the GIL released."""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine_cy.sim import SimWorker
+from macondo_server.engine.facade import Engine, GeneratedMove, bag_for_mover, known_opponent_tiles
+from macondo_server.engine.replay import game_from_position
+from macondo_server.engine.settings import PACKAGE_DATA
+from macondo_server.model.move import format_move, parse_move
+from macondo_server.model.position import Position
+from macondo_server.model.text import FormatError, excerpt
+from macondo_server.runtime.jobs import watch_stop
+
+WINPCT_PATH = PACKAGE_DATA / "winpct.csv"
+ROUND_PER_THREAD = 64          # iterations per thread between statistics checks
+Z_SCORES = {95: 1.96, 98: 2.326, 99: 2.576}
+MAX_ITERATIONS = 10_000_000
+MIN_PRUNE_SAMPLES = 128
+SIMILAR_PRUNE_AFTER = 750
+
+
+@functools.lru_cache(maxsize=1)
+def win_table() -> np.ndarray:
+    """601 x 94: rows spread +300..-300, columns unseen tiles 0..93 (see scripts/make_winpct.py)."""
+    table = np.loadtxt(WINPCT_PATH, delimiter=",", comments="#", dtype=np.float64)
+    if table.shape != (601, 94):
+        raise RuntimeError(f"{WINPCT_PATH} has shape {table.shape}, expected (601, 94)")
+    return table
+
+
+@dataclass
+class SimOptions:
+    plies: int = 2
+    num_plays: int = 15
+    plays: list[str] = field(default_factory=list)
+    iterations: int = 1000               # hard cap
+    stop: int | None = None              # 95, 98 or 99: stop once the leader is separated at that level
+    max_time: float = 0.0
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    seed: int = 0
+    opp_rack: str | None = None
+    lexicon: str | None = None
+    # inference: the opponent's last play as it stands on the board (see infer.last_play_on); the
+    # opponent's rack is drawn from the leaves it suggests
+    infer_play: str | None = None
+    infer_withdrawn: bool = False        # that play was a phony challenged off
+    infer_tolerance: float = 3.0
+    infer_max_racks: int = 50_000
+
+    def validate(self) -> None:
+        if not 0 <= self.plies <= 15:
+            raise ValueError(f"plies must be 0 to 15, got {self.plies}")
+        if not 1 <= self.num_plays <= 500:
+            raise ValueError(f"number of plays must be 1 to 500, got {self.num_plays}")
+        if not 1 <= self.iterations <= MAX_ITERATIONS:
+            raise ValueError(f"iterations must be 1 to {MAX_ITERATIONS}, got {self.iterations}")
+        if self.stop is not None and self.stop not in Z_SCORES:
+            raise ValueError(f"stop must be 95, 98 or 99, got {self.stop}")
+        if self.max_time < 0:
+            raise ValueError(f"max time must not be negative, got {self.max_time}")
+        if not 1 <= self.threads <= 256:
+            raise ValueError(f"threads must be 1 to 256, got {self.threads}")
+        if self.infer_play is None and self.infer_withdrawn:
+            raise ValueError("a withdrawn phony needs the play to infer from")
+
+
+@dataclass
+class SimPlay:
+    text: str
+    table: str
+    score: int
+    leave: str
+    gen: GeneratedMove
+    pos: Position
+    protected: bool = False
+    pruned: bool = False
+    n: int = 0
+    equity: float = 0.0
+    equity_stderr: float = 0.0
+    win_pct: float = 0.0           # 0..100
+    win_pct_stderr: float = 0.0
+    ply_scores: list[float] = field(default_factory=list)
+    ply_bingo_pct: list[float] = field(default_factory=list)
+
+    @property
+    def win(self) -> float:
+        return self.win_pct / 100
+
+
+@dataclass
+class SimResult:
+    plays: list[SimPlay]
+    iterations: int
+    seconds: float
+    final: bool
+    stopped_reason: str
+    inference: dict | None = None        # the inference the opponent's racks were drawn from (summary)
+
+    def to_json(self) -> dict:
+        extra = {"inference": self.inference} if self.inference is not None else {}
+        return extra | {
+            "iterations": self.iterations,
+            "plays": [
+                {
+                    "move": p.text,
+                    "score": p.score,
+                    "leave": p.leave,
+                    "win_pct": round(p.win_pct, 3),
+                    "win_pct_stderr": round(p.win_pct_stderr, 3),
+                    "equity": round(p.equity, 3),
+                    "equity_stderr": round(p.equity_stderr, 3),
+                    "pruned": p.pruned,
+                    "ply_stats": [{"mean_score": round(s, 2), "bingo_pct": round(b, 2)}
+                                  for s, b in zip(p.ply_scores, p.ply_bingo_pct, strict=True)],
+                }
+                for p in self.plays
+            ],
+            "seconds": round(self.seconds, 3),
+            "stopped_reason": self.stopped_reason,
+        }
+
+
+def _mean_se(n: int, s: float, sq: float) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 0.0
+    mean = s / n
+    if n < 2:
+        return mean, 0.0
+    var = max(0.0, (sq - s * s / n) / (n - 1))
+    return mean, math.sqrt(var / n)
+
+
+def _compare(a: SimPlay, b: SimPlay) -> int:
+    wa, wb = a.win, b.win
+    same = abs(wa - wb) <= 1e-9 or (wa > 0.995 and wb > 0.995) or (wa < 0.005 and wb < 0.005)
+    if not same:
+        return -1 if wa > wb else 1
+    if a.equity != b.equity:
+        return -1 if a.equity > b.equity else 1
+    return 0
+
+
+class SimJob:
+    """One simulation: validated on construction; run() from any thread, stop() from any other."""
+
+    def __init__(self, engine: Engine, pos: Position, opts: SimOptions,
+                 stop: threading.Event | None = None) -> None:
+        """`stop` (optional) is checked during the setup: once set, no more named plays are looked up and the
+        job ends at once when run."""
+        opts.validate()
+        self.opts = opts
+        lex = engine.lexicon_for(pos, opts.lexicon)
+        ld = pos.ld
+        if not pos.racks[0]:
+            raise FormatError("the player on turn has no tiles on the rack")
+        if bag_for_mover(pos) == 0:
+            raise FormatError("the bag is empty: simulate needs tiles to draw (use endgame)")
+        # known opponent tiles come only from the explicit field: a rack that merely stands in the CGP (a
+        # replayed record's later reveal, a commit's random fill) is not something the player on turn knows
+        known = known_opponent_tiles(pos, opts.opp_rack) if opts.opp_rack else []
+        self.inference = None
+        last_play = None
+        if opts.infer_play is not None:
+            from macondo_server.analysis.infer import InferOptions, last_play_on
+
+            last_play = last_play_on(pos, opts.infer_play, lex, withdrawn=opts.infer_withdrawn)
+            if last_play.withdrawn:
+                if not known:
+                    known = last_play.played
+            elif known:
+                raise FormatError("known opponent tiles and inference go together only for a withdrawn phony "
+                                  "(its tiles)")
+            # checked before the candidates are generated, so a bad option is refused at once
+            InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks).validate()
+        gen = engine.generate(pos, lexicon=lex.name)
+        chosen: list[tuple[GeneratedMove, bool]] = [(m, False) for m in gen.moves[:opts.num_plays]]
+        if opts.plays:
+            # one index of the generated moves by notation (find_move per named play would format every move
+            # each time: quadratic, half an hour for every legal play of an open board)
+            by_text: dict[str, GeneratedMove] = {}
+            for m in gen.moves:
+                by_text.setdefault(format_move(m.move, ld, pos.board), m)
+            where = {id(m): i for i, (m, _) in enumerate(chosen)}
+            for text in opts.plays:
+                if stop is not None and stop.is_set():
+                    break
+                named = by_text.get(format_move(parse_move(text, pos.board, ld), ld, pos.board))
+                if named is None:
+                    raise FormatError(f"move {excerpt(text)} is not a legal play here")
+                i = where.get(id(named))
+                if i is None:
+                    where[id(named)] = len(chosen)
+                    chosen.append((named, True))
+                else:
+                    chosen[i] = (named, True)
+        self.plays = [
+            SimPlay(format_move(m.move, ld, pos.board), format_move(m.move, ld, pos.board, style="table").strip(),
+                    m.score, ld.rack_str(list(m.leave)), m, pos, protected)
+            for m, protected in chosen
+        ]
+        game = game_from_position(pos, lex, seed=opts.seed)
+        tuples = [(p.gen.move.kind, p.gen.move.row, p.gen.move.col, p.gen.move.vertical, tuple(p.gen.move.tiles),
+                   p.score) for p in self.plays]
+        table = lex.win_table()   # the lexicon's own table (NAME.winpct.csv) or the default
+        bb = int(pos.ops.get("bb", "50"))
+        self.workers = [SimWorker(game, lex.kwg, lex.klv, lex.ld, tuples, known, table, opts.seed, opts.plies, bb)
+                        for _ in range(opts.threads)]
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.iterations = 0
+        t_start = time.monotonic()
+        if last_play is not None and not (stop is not None and stop.is_set()):
+            from macondo_server.analysis.infer import InferOptions, infer
+
+            iopts = InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks,
+                                 threads=opts.threads, seed=opts.seed, lexicon=lex.name)
+            # with a time limit the inference takes at most half of it (the simulation needs the rest)
+            deadline = t_start + opts.max_time / 2 if opts.max_time > 0 else None
+            self.inference = infer(engine, last_play, iopts, known=known, stop=stop, deadline=deadline)
+            if self.inference.leave_counts is not None and len(self.inference.leave_counts):
+                for w in self.workers:
+                    w.set_inferred_leaves(self.inference.leave_counts, self.inference.leave_weights)
+        self.t0 = t_start          # the time limit counts the inference too
+        self.reason = ""
+        if stop is not None and stop.is_set():
+            self.stop()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for w in self.workers:
+            w.stop = True
+
+    def _update_stats(self) -> None:
+        n_threads = len(self.workers)
+        stats = [w.stats() for w in self.workers]
+        for i, p in enumerate(self.plays):
+            n = sum(s[i][0] for s in stats)
+            eq_s = sum(s[i][1] for s in stats)
+            eq_q = sum(s[i][2] for s in stats)
+            w_s = sum(s[i][3] for s in stats)
+            w_q = sum(s[i][4] for s in stats)
+            p.n = n
+            p.equity, p.equity_stderr = _mean_se(n, eq_s, eq_q)
+            win, win_se = _mean_se(n, w_s, w_q)
+            p.win_pct, p.win_pct_stderr = 100 * win, 100 * win_se
+            plies = len(stats[0][i][5]) if n_threads else 0
+            p.ply_scores = [sum(s[i][5][k] for s in stats) / n if n else 0.0 for k in range(plies)]
+            p.ply_bingo_pct = [100 * sum(s[i][6][k] for s in stats) / n if n else 0.0 for k in range(plies)]
+
+    def _ranked(self) -> list[SimPlay]:
+        def cmp(a: SimPlay, b: SimPlay) -> int:
+            return (int(a.pruned) - int(b.pruned)) or _compare(a, b)
+
+        return sorted(self.plays, key=functools.cmp_to_key(cmp))
+
+    def _prune_and_check(self) -> bool:
+        """Reference section 12 auto-stop; returns True when the simulation should stop."""
+        opts = self.opts
+        if opts.stop is None:
+            return False
+        live = [p for p in self._ranked() if not p.pruned]
+        if len(live) < 2:
+            self.reason = "one play left"
+            return True
+        if self.iterations > 2000 + 625 * opts.plies:
+            self.reason = "iteration cutoff"
+            return True
+        z = Z_SCORES[opts.stop]
+        delta = 1 - opts.stop / 100
+        leader = live[0]
+        on_equity = (leader.win + z * leader.win_pct_stderr / 100 < 0.005) or (
+            leader.win - z * leader.win_pct_stderr / 100 > 0.995
+            and live[-1].win - z * live[-1].win_pct_stderr / 100 > 0.995)
+        if on_equity:
+            leader = max(live, key=lambda p: p.equity)
+
+        def mean_se(p: SimPlay) -> tuple[float, float]:
+            return (p.equity, p.equity_stderr) if on_equity else (p.win, p.win_pct_stderr / 100)
+
+        c = math.sqrt(2 * math.log(max(2, len(live)) / delta))
+        lm, lse = mean_se(leader)
+        for p in live:
+            if p is leader or p.protected or p.n < MIN_PRUNE_SAMPLES:
+                continue
+            m, se = mean_se(p)
+            if m + c * se < lm - c * lse:
+                p.pruned = True
+            elif self.iterations > SIMILAR_PRUNE_AFTER and self._similar(p, leader):
+                p.pruned = True
+        for i, p in enumerate(self.plays):
+            if p.pruned:
+                for w in self.workers:
+                    w.set_active(i, False)
+        live = [p for p in live if not p.pruned]
+        if len(live) == 1:
+            self.reason = f"{opts.stop}% confidence"
+            return True
+        rest = [p for p in live if p is not leader]
+        if rest and all(p.protected for p in rest):
+            if all(mean_se(p)[0] + c * mean_se(p)[1] < lm - c * lse for p in rest):
+                self.reason = f"{opts.stop}% confidence"
+                return True
+        return False
+
+    @staticmethod
+    def _similar(a: SimPlay, b: SimPlay) -> bool:
+        ma, mb = a.gen.move, b.gen.move
+        return (ma.kind == mb.kind == "place" and (ma.row, ma.col, ma.vertical) == (mb.row, mb.col, mb.vertical)
+                and a.gen.tiles_played == b.gen.tiles_played and len(ma.tiles) == len(mb.tiles)
+                and sorted(t for t in ma.tiles if t) == sorted(t for t in mb.tiles if t))
+
+    def snapshot(self, final: bool) -> SimResult:
+        with self._lock:
+            self._update_stats()
+            return SimResult(self._ranked(), self.iterations, time.monotonic() - self.t0, final, self.reason,
+                             self.inference_summary())
+
+    def inference_summary(self) -> dict | None:
+        r = self.inference
+        if r is None:
+            return None
+        return {"play": r.play, "method": r.method, "racks_judged": r.racks_judged,
+                "racks_consistent": r.racks_consistent, "leaves": len(r.leaves), "tolerance": r.tolerance,
+                "top": [{"leave": v.text, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6)}
+                        for v in r.leaves[:5]],
+                "drawn_from_inference": bool(r.leaves)}
+
+    def run(self, progress: Callable[[SimResult], None] | None = None, interval: float = 0.5,
+            stop: threading.Event | None = None) -> SimResult:
+        opts = self.opts
+        n_threads = len(self.workers)
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        last = time.monotonic()
+        rnd = 0
+        with watch_stop(stop, self.stop):
+            while not self._stop.is_set():
+                remaining = opts.iterations - self.iterations
+                if remaining <= 0:
+                    self.reason = "iterations"
+                    break
+                per = min(ROUND_PER_THREAD, -(-remaining // n_threads))
+                base = rnd * n_threads * ROUND_PER_THREAD
+                counts = [min(per, max(0, -(-(remaining - t) // n_threads))) for t in range(n_threads)]
+                done = [0] * n_threads
+
+                def work(t: int, base: int = base, counts: list[int] = counts, done: list[int] = done) -> None:
+                    done[t] = self.workers[t].run(base + t, n_threads, counts[t])
+
+                pool = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(n_threads)]
+                for th in pool:
+                    th.start()
+                while any(th.is_alive() for th in pool):
+                    for th in pool:
+                        th.join(0.05)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        self.reason = "time limit"
+                        self.stop()
+                with self._lock:
+                    self.iterations += sum(done)
+                    if opts.stop is not None:     # only the auto-stop needs them here; snapshot() updates too
+                        self._update_stats()
+                    if self._prune_and_check():
+                        break
+                rnd += 1
+                now = time.monotonic()
+                if progress is not None and now - last >= interval:
+                    last = now
+                    progress(self.snapshot(final=False))
+            if self._stop.is_set() and not self.reason:
+                self.reason = "stopped"
+        return self.snapshot(final=True)
+
+
+def format_sim_table(res: SimResult) -> str:
+    lines = [f"{'Play':<20}{'Leave':<9}{'Score':>5}  {'Win%':>14}  {'Equity':>16}"]
+    for p in res.plays:
+        mark = " ❌" if p.pruned else ""
+        lines.append(f"{p.table:<20}{p.leave:<9}{p.score:>5}  {p.win_pct:7.2f}±{p.win_pct_stderr:<5.2f}  "
+                     f"{p.equity:8.2f}±{p.equity_stderr:<6.2f}{mark}")
+    lines.append(f"Iterations: {res.iterations}" + (f" ({res.stopped_reason})" if res.stopped_reason else ""))
+    inf = res.inference
+    if inf is not None:
+        if inf["drawn_from_inference"]:
+            top = ", ".join(f"{v['leave']} {100 * v['posterior']:.1f}%" for v in inf["top"][:3])
+            lines.append(f"Opponent racks drawn from the inference on {inf['play']}: {inf['leaves']} leaves "
+                         f"({inf['method']}, {inf['racks_consistent']:,} of {inf['racks_judged']:,} racks "
+                         f"consistent; most likely {top})")
+        else:
+            lines.append(f"Inference on {inf['play']}: no consistent rack kept anything, opponent racks drawn "
+                         "at random")
+    return "\n".join(lines)

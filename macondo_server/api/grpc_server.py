@@ -1,0 +1,225 @@
+"""Server factory and the blocking `macondo serve` entry point: thread pool sized from the limits, health
+checking, reflection, message-size limits, keepalive for long streams, an exclusive port, and a shutdown
+that stops every job and ends the process within a few seconds whatever is running."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from macondo_server.api.connect import HttpOptions, HttpServer, HttpStartError, create_http_server
+from macondo_server.api.service import EngineServicer
+from macondo_server.engine.settings import Settings
+from macondo_server.pb.macondo.v1 import engine_pb2, engine_pb2_grpc
+from macondo_server.runtime.limits import Limits
+
+log = logging.getLogger("macondo.server")
+
+SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
+GRACE_SECONDS = 3.0       # running RPCs get this long to deliver their final results at shutdown
+EXIT_SECONDS = 4.5        # after a stop signal the process ends by then, whatever still runs
+SIGNAL_POLL_SECONDS = 0.2  # the main thread looks for a stop signal this often
+SPARE_RPC_THREADS = 32    # threads for short RPCs (health, moves, sessions) beside the long jobs
+SWEEP_SECONDS = 30.0      # idle game sessions are closed at least this often
+
+
+class ServerStartError(OSError):
+    """The server cannot start (the port is in use, the address is invalid)."""
+
+
+@dataclass
+class RunningServer:
+    server: grpc.Server
+    port: int
+    servicer: EngineServicer
+    health: health.HealthServicer
+    sweeper: threading.Event
+    http: HttpServer | None = None    # the Connect / gRPC-Web / web-board port (macondo_server.api.connect)
+    healthy: bool = False
+
+    def serving(self, ok: bool = True) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
+        self.healthy = ok
+        for name in ("", SERVICE_NAME):
+            self.health.set(name, status)
+
+    def stop(self, grace: float = GRACE_SECONDS) -> None:
+        """Refuse new jobs and stop the running ones (their streams deliver a final result), then the server."""
+        self.health.enter_graceful_shutdown()
+        self.servicer.jobs.close()
+        self.sweeper.set()
+        if self.http is not None:
+            self.http.stop(grace)
+        self.server.stop(grace).wait()
+
+
+def create_server(settings: Settings, host: str = "127.0.0.1", port: int = 50051, max_jobs: int | None = None,
+                  workers: int | None = None, limits: Limits | None = None, serving: bool = True,
+                  http: HttpOptions | None = None) -> RunningServer:
+    """Build, bind and start a server. `limits` default to the machine's (`max_jobs` overrides theirs).
+    Health says NOT_SERVING until `serving` (the default) or a later RunningServer.serving().
+    With `http`, the same servicer is also served over Connect / gRPC-Web on an HTTP port of its own."""
+    if limits is None:
+        limits = Limits.load(max_jobs=max_jobs)
+    elif max_jobs is not None:
+        limits = limits.with_changes(max_jobs=max_jobs)
+    options = [
+        ("grpc.max_send_message_length", limits.max_response_bytes),
+        ("grpc.max_receive_message_length", limits.max_request_bytes),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.so_reuseport", 0),   # a second server on the same port fails instead of sharing its traffic
+    ]
+    # every long job holds an RPC thread (streams and simulating engine moves): leave room for the rest
+    threads = workers or limits.max_jobs + SPARE_RPC_THREADS
+    pool = futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grpc")
+    server = grpc.server(pool, options=options, maximum_concurrent_rpcs=threads)
+    servicer = EngineServicer(settings, limits)
+    engine_pb2_grpc.add_EngineServicer_to_server(servicer, server)
+    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    _check_port_free(host, port)
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        raise ServerStartError(f"cannot listen on {host}:{port} (the port is in use or the address is invalid)")
+    running = RunningServer(server, bound, servicer, health_servicer, threading.Event())
+    if http is not None:
+        try:
+            running.http = create_http_server(servicer, health_servicer,
+                                              replace(http, max_request_bytes=limits.max_request_bytes), threads,
+                                              healthy=lambda: running.healthy)
+        except HttpStartError as exc:
+            server.stop(0)
+            raise ServerStartError(str(exc)) from None
+    server.start()
+    sweeper = running.sweeper
+    running.serving(serving)
+
+    def sweep() -> None:
+        while not sweeper.wait(min(SWEEP_SECONDS, limits.session_idle_seconds / 2)):
+            closed = servicer.sessions.expire()
+            if closed:
+                log.info("closed %d idle game sessions", closed)
+
+    threading.Thread(target=sweep, name="session-sweeper", daemon=True).start()
+    return running
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a port another process listens on, with a clear message (gRPC would log its own error first)."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ServerStartError(f"cannot listen on {host}:{port}: {exc}") from None
+    family, type_, proto, _, addr = infos[0]
+    with socket.socket(family, type_, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            what = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+            raise ServerStartError(f"cannot listen on {host}:{port} ({what})") from None
+
+
+def attach_cluster(running: RunningServer, settings: Settings, cluster: str | None,
+                   checkpoint_dir: str | None) -> None:
+    """serve --cluster / --checkpoint-dir: the Dask cluster and the checkpoint store that requests
+    opt in to with use_cluster / checkpoint / resume (a request never names either)."""
+    from macondo_server.runtime.checkpoint import CheckpointError, CheckpointStore
+    from macondo_server.runtime.cluster import Cluster, ClusterError
+
+    store = None
+    try:
+        if checkpoint_dir:
+            folder = Path(checkpoint_dir)
+            if not folder.is_dir():
+                raise ServerStartError(f"--checkpoint-dir {folder} is not a folder")
+            store = CheckpointStore(folder / "peg.sqlite")
+        running.servicer.attach_cluster(
+            Cluster(cluster, data_dirs=[str(d) for d in settings.data_dirs]) if cluster else None, store)
+    except (ClusterError, CheckpointError) as exc:
+        raise ServerStartError(str(exc)) from None
+
+
+def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOptions | None = None,
+          cluster: str | None = None, checkpoint_dir: str | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
+    # A plain flag, polled: the handler runs in the main thread between bytecodes, and the kernel may deliver
+    # the signal to any engine or gRPC thread, which does not wake a main thread blocked on a lock (an
+    # Event.wait() without a timeout then never returns); nor may the handler take a lock the main thread holds.
+    signalled: list[int] = []
+
+    def on_signal(signum, frame) -> None:
+        signalled.append(signum)
+
+    # handlers first: a signal during start-up (lexicon loading) already shuts down cleanly
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    running = create_server(settings, host, port, limits=limits, serving=False, http=http)
+    if cluster or checkpoint_dir:
+        try:
+            attach_cluster(running, settings, cluster, checkpoint_dir)
+        except ServerStartError:
+            running.stop(0)
+            raise
+        if cluster:
+            log.info("cluster=%s workers=%d", cluster, running.servicer.cluster.workers() if running.servicer.cluster
+                     else 0)
+    log.info("starting host=%s port=%d (loading the default lexicon %s)", host, running.port,
+             settings.default_lexicon)
+    if running.http is not None:
+        log.info("http host=%s port=%d connect=yes grpc-web=yes web=%s cors=%s token=%s", running.http.options.host,
+                 running.http.port, "yes" if running.http.options.web else "no",
+                 ",".join(running.http.options.cors_origins) or "none",
+                 "yes" if running.http.options.token else "no")
+    try:
+        # the default lexicon is loaded before health reports SERVING
+        running.servicer.engine.lexicon(settings.default_lexicon)
+        if not signalled:
+            running.serving(True)
+            log.info("serving host=%s port=%d limits=%s lexica=%s", host, running.port,
+                     ",".join(f"{k}={v}" for k, v in limits.as_dict().items()),
+                     ",".join(running.servicer.engine.registry.available()))
+        while not signalled:
+            time.sleep(SIGNAL_POLL_SECONDS)
+        log.info("signal=%d shutting down", signalled[0])
+    finally:
+        _exit_by(time.monotonic() + EXIT_SECONDS)
+        running.stop()
+        if running.servicer.cluster is not None:
+            running.servicer.cluster.close()
+    log.info("stopped")
+    return 0
+
+
+def _exit_by(deadline: float) -> None:
+    """Make sure the process ends by `deadline`: engine threads that do not stop in time (a job still in
+    its setup) are not waited for."""
+    def watchdog() -> None:
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        log.warning("jobs still running at the shutdown deadline: exiting anyway")
+        logging.shutdown()
+        os._exit(0)
+
+    threading.Thread(target=watchdog, name="exit-watchdog", daemon=True).start()

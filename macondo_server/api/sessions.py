@@ -1,0 +1,642 @@
+"""Game sessions for bots over the API: create a game, play moves (validated), let the engine move."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from engine_cy.game import Game, GameError
+from macondo_server.engine.facade import Engine
+from macondo_server.engine.lexicon import Lexicon
+from macondo_server.engine.replay import (
+    ReplayResult,
+    check_legal,
+    game_from_position,
+    invalid_words,
+    lexicon_for_record,
+    play_move,
+    position_from_game,
+    replay_gcg,
+    set_tile_order,
+)
+from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.coords import format_coord
+from macondo_server.model.gcg import GcgEvent, GcgGame, parse_gcg, write_gcg
+from macondo_server.model.move import Move, format_move, parse_move
+from macondo_server.model.position import Position
+from macondo_server.model.text import MAX_GCG_CHARS, MAX_GCG_EVENTS, MAX_NAME_CHARS, FormatError, excerpt
+from macondo_server.model.tiles import RACK_SIZE, new_board, rack_tiles
+from macondo_server.runtime.limits import Limits, ResourceLimitError
+
+
+class UnknownGameError(KeyError):
+    pass
+
+
+class TooManyGamesError(ResourceLimitError):
+    pass
+
+
+class GameBusyError(RuntimeError):
+    """Another request is changing this game right now."""
+
+
+CHALLENGE_RULES = ("void", "single", "double", "five", "ten")
+CHALLENGE_BONUS = {"five": 5, "ten": 10}
+MAX_NOTE_CHARS = 2000      # one event's note (a GCG line holds at most formats.MAX_GCG_LINE_CHARS)
+UNSUCCESSFUL_CHALLENGE = "#unsuccessful-challenge"   # the note under a turn lost to a failed double challenge
+NAVIGATION = ("first", "last", "next", "previous", "turn")
+
+
+@dataclass
+class Session:
+    """An open game: its events (`record`, a loaded GCG or the moves played) and a cursor. `game` is the
+    engine's state after `cursor` events (it may hold tiles the player on turn cannot know: random fills
+    of unknown racks); `view` is that position as the player on turn knows it, and only `view` reaches
+    a client or an analysis."""
+    game_id: str
+    game: Game
+    lexicon: Lexicon
+    players: list[str]
+    from_start: bool = True          # started from an empty board, so its history is the whole game
+    client: str = ""                 # the connection that created it (sessions are capped per client)
+    warnings: list[str] = field(default_factory=list)   # what loading it left uncertain (an incomplete GCG)
+    last_used: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    record: GcgGame = field(default_factory=GcgGame)
+    cursor: int = 0
+    view: Position | None = None
+    rule: str = "void"
+    start: Game | None = None        # the starting game of a session begun at a CGP position
+    seed: int = 0
+
+    @property
+    def nicks(self) -> list[str]:
+        return [p[0] for p in self.record.players]
+
+    def player_of(self, ev: GcgEvent) -> int:
+        return self.nicks.index(ev.nick)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """Hold the game for one change; a second request meanwhile is refused rather than queued."""
+        if not self.lock.acquire(timeout=0.5):
+            raise GameBusyError(f"game {self.game_id} is busy with another request")
+        try:
+            yield
+        finally:
+            self.last_used = time.monotonic()
+            self.lock.release()
+
+
+class SessionStore:
+    """Open games, at most `limits.max_sessions` in all and `limits.max_sessions_per_client` per client;
+    a game not used for `limits.session_idle_seconds` is closed."""
+
+    def __init__(self, engine: Engine, limits: Limits | None = None) -> None:
+        self.engine = engine
+        self.limits = limits or Limits.load(environ={})
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def create(self, lexicon: str | None, seed: int, players: list[str], bingo_bonus: int,
+               cgp: str = "", gcg: str = "", turn: int | None = None, client: str = "",
+               challenge_rule: str = "") -> Session:
+        """A new game from an empty board, or from a CGP position, or from a GCG record replayed to `turn`
+        events (all of them by default; the later events stay, for navigation)."""
+        rule = check_rule(challenge_rule or "void")
+        if cgp and gcg:
+            raise ValueError("give a CGP position or a GCG record, not both")
+        if turn is not None and not gcg:
+            raise ValueError("turn applies to a GCG record only")
+        if players and len(players) != 2:
+            raise ValueError(f"a game has two players, got {len(players)}")
+        names = list(players) if players else ["player1", "player2"]
+        check_names(names)
+        if not 0 <= bingo_bonus <= 1000:
+            raise ValueError(f"bingo bonus must be 0 to 1000, got {bingo_bonus}")
+        seed &= 0xFFFFFFFFFFFFFFFF
+        self._reserve(client)
+        warnings: list[str] = []
+        start: Game | None = None
+        # text lengths were bounded by the service's check_request (and the parsers' own caps)
+        if cgp:
+            pos = parse_cgp(cgp)
+            lex = self.engine.lexicon_for(pos, lexicon or None)
+            if bingo_bonus:
+                pos.ops["bb"] = str(bingo_bonus)
+            game = game_from_position(pos, lex, seed)
+            start = game.clone()
+            record = GcgGame(players=[(n, n) for n in names], pragmas=[("lexicon", lex.name)])
+            cursor = 0
+            from_start = False
+        elif gcg:
+            record = parse_gcg(gcg)
+            name, warnings = lexicon_for_record(record, self.engine.registry.available(),
+                                                self.engine.settings.default_lexicon, lexicon or None)
+            lex = self.engine.lexicon(name)
+            if turn is not None and not 0 <= turn <= len(record.events):
+                raise ValueError(f"turn {turn} is out of range: the record has {len(record.events)} events")
+            warnings += replay_gcg(record, lex, None, seed).warnings   # the whole record must replay
+            cursor = len(record.events) if turn is None else turn
+            game = Game(lex.kwg, lex.ld, new_board(), seed)            # replaced below, at the cursor
+            if not players:
+                names = [p[0] for p in record.players]
+                check_names(names)
+            from_start = False
+        else:
+            lex = self.engine.lexicon(lexicon or None)
+            game = Game(lex.kwg, lex.ld, new_board(), seed, bingo_bonus or 50, 6)
+            game.fill_rack(0)
+            game.fill_rack(1)
+            start = game.clone()           # its bingo bonus and first racks, for replays
+            record = GcgGame(players=[(n, n) for n in names], pragmas=[("lexicon", lex.name)])
+            cursor = 0
+            from_start = True
+        session = Session(secrets.token_hex(12), game, lex, names, from_start, client, warnings=warnings,
+                          record=record, cursor=cursor, rule=rule, start=start, seed=seed)
+        if gcg:
+            self._rebuild(session)
+        else:
+            _keep_racks(session)
+            self._rebuild(session, keep_game=True)
+        with self._lock:
+            self._check_room(client)
+            self._sessions[session.game_id] = session
+        return session
+
+    def _check_room(self, client: str) -> None:
+        lim = self.limits
+        if len(self._sessions) >= lim.max_sessions:
+            raise TooManyGamesError(f"{len(self._sessions)} games are open; the limit max_sessions is "
+                                    f"{lim.max_sessions}", "max_sessions")
+        mine = sum(1 for s in self._sessions.values() if s.client == client)
+        if mine >= lim.max_sessions_per_client:
+            raise TooManyGamesError(f"this client has {mine} games open; the limit max_sessions_per_client is "
+                                    f"{lim.max_sessions_per_client} (delete games or let them expire after "
+                                    f"{lim.session_idle_seconds} s idle)", "max_sessions_per_client")
+
+    def _reserve(self, client: str) -> None:
+        """Close idle games, then refuse early (before any parsing work) when there is no room."""
+        self.expire()
+        with self._lock:
+            self._check_room(client)
+
+    def expire(self, now: float | None = None) -> int:
+        """Close the games idle for longer than the limit; returns how many."""
+        now = time.monotonic() if now is None else now
+        cutoff = now - self.limits.session_idle_seconds
+        with self._lock:
+            idle = [gid for gid, s in self._sessions.items() if s.last_used < cutoff and not s.lock.locked()]
+            for gid in idle:
+                del self._sessions[gid]
+        return len(idle)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def get(self, game_id: str) -> Session:
+        if len(game_id) > 64:
+            raise UnknownGameError("unknown game (the id is longer than 64 characters)")
+        now = time.monotonic()
+        with self._lock:
+            session = self._sessions.get(game_id)
+            if session is not None:
+                if session.last_used < now - self.limits.session_idle_seconds and not session.lock.locked():
+                    del self._sessions[game_id]    # idle past the limit: closed (the sweeper closes the rest)
+                    session = None
+                else:
+                    session.last_used = now
+        if session is None:
+            raise UnknownGameError(f"unknown game {game_id!r} (ended, deleted or expired)")
+        return session
+
+    def delete(self, game_id: str) -> bool:
+        with self._lock:
+            return self._sessions.pop(game_id, None) is not None
+
+    # -------------------------------------------------------------- the record and the cursor
+
+    def _replay(self, session: Session, turn: int, record: GcgGame | None = None) -> ReplayResult:
+        return replay_gcg(record or session.record, session.lexicon, turn, session.seed, start=session.start)
+
+    def _rebuild(self, session: Session, keep_game: bool = False) -> None:
+        """The game and its honest view after `cursor` events, replayed from the record; `keep_game` keeps
+        the engine's state (a move just played at the end: its bag order stays) and only renews the view."""
+        res = self._replay(session, session.cursor)
+        if not keep_game:
+            session.game = res.game
+        session.view = res.positions[-1] if res.positions else res.start
+
+    def navigate(self, session: Session, to: str, turn: int = 0) -> None:
+        """Move the cursor: first, last, next, previous, or turn (events applied, 0 to the number of events)."""
+        with session.busy():
+            n = len(session.record.events)
+            if to == "first":
+                target = 0
+            elif to == "last":
+                target = n
+            elif to == "next":
+                if session.cursor >= n:
+                    raise FormatError(f"already at the end of the game (event {n} of {n})")
+                target = session.cursor + 1
+            elif to == "previous":
+                if session.cursor <= 0:
+                    raise FormatError("already at the start of the game")
+                target = session.cursor - 1
+            elif to == "turn":
+                if type(turn) is not int or not 0 <= turn <= n:
+                    raise FormatError(f"turn {excerpt(str(turn))} is out of range: the game has {n} events "
+                                      f"(turn 0 is the start, {n} the end)")
+                target = turn
+            else:
+                raise FormatError(f"unknown navigation {excerpt(to)} (one of {', '.join(NAVIGATION)})")
+            session.cursor = target
+            self._rebuild(session)
+
+    def set_rule(self, session: Session, rule: str) -> None:
+        with session.busy():
+            session.rule = check_rule(rule)
+
+    def set_rack(self, session: Session, text: str) -> None:
+        """Give the player on turn this rack, from the tiles they cannot see (not the opponent's known
+        tiles). At the end of the game it becomes the record's last known rack; earlier it holds until the
+        cursor moves (a move played from it records it)."""
+        game, ld = session.game, session.lexicon.ld
+        with session.busy():
+            if game.game_over:
+                raise FormatError("the game is over")
+            view = session.view
+            assert view is not None
+            tiles = rack_tiles(ld, text, "rack", fold_case=True)
+            if not 1 <= len(tiles) <= RACK_SIZE:
+                raise FormatError(f"rack {excerpt(text)} has {len(tiles)} tiles; 1 to {RACK_SIZE}")
+            # the distribution less the board and the opponent's known tiles: the bag, the unknown part of
+            # the opponent's rack and the player's own rack
+            pool = view.unseen_counts(1)
+            for t in tiles:
+                if pool[t] <= 0:
+                    raise FormatError(f"rack {excerpt(text)}: no {ld.label(t)} left among the unseen tiles")
+                pool[t] -= 1
+            p = game.on_turn
+            try:
+                game.set_rack(p, tiles)
+            except GameError as exc:
+                raise FormatError(f"rack {excerpt(text)}: {exc}") from None
+            if session.cursor == len(session.record.events):
+                _keep_racks(session)
+            view.racks = (list(tiles), list(game.rack(1 - p)) if game.bag_size == 0 else list(view.racks[1]))
+
+    def set_note(self, session: Session, note: str) -> None:
+        """Attach a note to the event before the cursor (an empty note removes it)."""
+        with session.busy():
+            if session.cursor == 0:
+                raise FormatError("no event to attach a note to: the cursor is at the start of the game")
+            text = clean_note(note)
+            ev = session.record.events[session.cursor - 1]
+            old, ev.note = ev.note, text
+            if len(write_gcg(session.record)) > MAX_GCG_CHARS:
+                ev.note = old
+                raise FormatError(f"with this note the game would be longer than a GCG may be ({MAX_GCG_CHARS} "
+                                  "characters)")
+
+    def export(self, session: Session) -> str:
+        """The whole game as GCG text (for the client to write)."""
+        with session.busy():
+            if not session.from_start and session.start is not None:
+                raise FormatError("this game began at a CGP position, which GCG cannot record; only games from "
+                                  "the empty board (new or loaded from GCG) can be exported")
+            text = write_gcg(session.record)
+            if len(text) > MAX_GCG_CHARS:
+                raise FormatError(f"the game's GCG would be {len(text)} characters long; at most {MAX_GCG_CHARS}")
+            return text
+
+    def _append(self, session: Session, events: list[GcgEvent]) -> None:
+        """Drop the events after the cursor, add these, and move the cursor to the new end."""
+        kept = session.record.events[:session.cursor]
+        if len(kept) + len(events) > MAX_GCG_EVENTS:
+            raise FormatError(f"the game would have more than {MAX_GCG_EVENTS} events")
+        session.record.events = kept + events
+        session.cursor = len(session.record.events)
+
+    def _play_events(self, session: Session, rack_known: bool) -> list[GcgEvent]:
+        """GCG events for the move the engine game just made (its last history entry), with the end of the
+        game settled as a record writes it: end-rack points for going out, rack penalties after the
+        scoreless turns."""
+        game, ld = session.game, session.lexicon.ld
+        nick = session.nicks
+        player, kind, row, col, vertical, tiles, score, rack = game.history()[-1]
+        total = _record_totals(session, session.cursor)
+        rack_s = ld.rack_str(list(rack)) if rack_known else ""
+        if kind == "place":
+            total[player] += score
+            word = format_move(Move("place", row, col, vertical, tuple(tiles)), ld).split(" ", 1)[1]
+            evs = [GcgEvent("play", nick[player], rack_s, format_coord(row, col, vertical), word, score=score,
+                            cumulative=total[player])]
+        elif kind == "exchange":
+            evs = [GcgEvent("exchange", nick[player], rack_s, exchanged=ld.rack_str(list(tiles)),
+                            cumulative=total[player])]
+        else:
+            evs = [GcgEvent("pass", nick[player], rack_s, cumulative=total[player])]
+        if game.game_over:
+            evs += _end_events(session, total)
+        return evs
+
+    def _commit(self, session: Session, move: Move, tile_order: str = "", allow_phony: bool = False,
+                text: str = "") -> int:
+        """Play `move` at the cursor (the events after it are dropped) and record it."""
+        game = session.game
+        view = session.view
+        assert view is not None
+        if game.game_over:
+            raise FormatError("the game is over")
+        rack_known = bool(view.racks[0]) or game.bag_size == 0
+        if move.kind != "pass" and not rack_known:
+            raise FormatError(f"the rack of {session.players[game.on_turn]} is not known here: set it first "
+                              "(SetRack; rack LETTERS in the shell)")
+        check_legal(game, session.lexicon, move, text or format_move(move, session.lexicon.ld), allow_phony)
+        if len(session.record.events[:session.cursor]) + 3 > MAX_GCG_EVENTS:
+            raise FormatError(f"the game would have more than {MAX_GCG_EVENTS} events")
+        if tile_order:
+            set_tile_order(game, position_from_game(game, show_opponent=False), tile_order)
+        try:
+            score = play_move(game, move)
+        finally:
+            game.set_random_order()
+        self._append(session, self._play_events(session, rack_known))
+        _keep_racks(session)
+        self._rebuild(session, keep_game=True)
+        return score
+
+    def play(self, session: Session, text: str, tile_order: str = "") -> None:
+        """Play a move in notation at the cursor. Under the void challenge rule a phony is refused; under
+        the others it stands until challenged."""
+        with session.busy():
+            move = parse_move(text, session.game.board, session.lexicon.ld)
+            self._commit(session, move, tile_order, allow_phony=session.rule != "void", text=text)
+
+    def challenge(self, session: Session) -> tuple[list[str], str]:
+        """Challenge the last play before the cursor under the game's rule; returns (invalid words, what
+        happened). A phony comes off and its player loses the turn; a valid play costs the challenger a
+        turn (double) or gives its player a bonus (five, ten); single has no penalty. Under void phonies
+        cannot be played, so there is nothing to challenge. End-rack points after a play that went out are
+        settled again."""
+        with session.busy():
+            rule = session.rule
+            if rule == "void":
+                raise FormatError("the challenge rule is void: phonies cannot be played, so there is nothing to "
+                                  "challenge (choose single, double, five or ten)")
+            events = session.record.events
+            i = session.cursor - 1
+            while i >= 0 and events[i].type == "end_rack_points":
+                i -= 1
+            if i < 0 or events[i].type != "play":
+                what = "nothing has been played" if i < 0 else f"the last event is a {events[i].type.replace('_', ' ')}"
+                raise FormatError(f"there is no play to challenge: {what}")
+            play_ev = events[i]
+            mover = session.player_of(play_ev)
+            challenger = 1 - mover
+            ld = session.lexicon.ld
+            before = self._replay(session, i)
+            move = parse_move(f"{play_ev.position} {play_ev.word}", before.game.board, ld)
+            bad = invalid_words(before.game, session.lexicon, move)
+            after = self._replay(session, i + 1)
+            own = after.positions[-1].racks[0] if after.positions else []
+            racks: list[list[int] | None] = [list(after.game.rack(0)), list(after.game.rack(1))]
+            if not own and after.game.bag_size > 0:
+                racks[challenger] = None           # the challenger's rack is not known here
+            nick = session.nicks
+            total = _record_totals(session, i + 1)
+            new: list[GcgEvent] = []
+            if bad:
+                total[mover] -= play_ev.score
+                new.append(GcgEvent("phony_returned", nick[mover], play_ev.rack, score=-play_ev.score,
+                                    cumulative=total[mover]))
+                outcome = (f"{play_ev.position} {play_ev.word} is a phony ({', '.join(bad)}): it comes off and "
+                           f"{nick[mover]} loses the turn")
+                racks[mover] = None                # the withdrawal gives the tiles back (the replay does)
+            elif rule == "double":
+                rack_s = ld.rack_str(racks[challenger]) if racks[challenger] is not None else ""
+                new.append(GcgEvent("pass", nick[challenger], rack_s, cumulative=total[challenger],
+                                    note=UNSUCCESSFUL_CHALLENGE))
+                outcome = f"{play_ev.position} {play_ev.word} is valid: {nick[challenger]} loses the turn (double)"
+            elif rule in CHALLENGE_BONUS:
+                bonus = CHALLENGE_BONUS[rule]
+                total[mover] += bonus
+                new.append(GcgEvent("challenge_bonus", nick[mover], score=bonus, cumulative=total[mover]))
+                outcome = f"{play_ev.position} {play_ev.word} is valid: {nick[mover]} gets {bonus} points ({rule})"
+            else:
+                outcome = f"{play_ev.position} {play_ev.word} is valid: no penalty (single)"
+            session.cursor = i + 1
+            self._append(session, new)
+            _set_racks(session, racks)
+            res = self._replay(session, session.cursor)
+            if res.game.game_over:
+                # the play went out and stays: its end-rack points (or, after a sixth scoreless turn, the
+                # rack penalties) are settled again
+                session.game = res.game
+                self._append(session, _end_events(session, _record_totals(session)))
+                _set_racks(session, [None, None])
+            elif bad:
+                # the withdrawal gave the mover's tiles back (the replay did): known again
+                racks[mover] = list(res.game.rack(mover))
+                _set_racks(session, racks)
+            self._rebuild(session)
+            return bad, outcome
+
+    def engine_move(self, session: Session, strategy: Strategy, stop: threading.Event | None = None,
+                    threads: int = 1) -> Move:
+        """Let the engine choose and play: 'static' (best static equity), or 'sim' (simulation while tiles
+        are in the bag, an exact endgame search once it is empty). `stop` ends a simulation or a search
+        early; the best move found so far is played."""
+        game, lex = session.game, session.lexicon
+        with session.busy():
+            if game.game_over:
+                raise FormatError("the game is over")
+            view = session.view
+            if view is not None and not view.racks[0] and game.bag_size > 0:
+                raise FormatError(f"the rack of {session.players[game.on_turn]} is not known here: set it first "
+                                  "(SetRack; rack LETTERS in the shell)")
+            move = self._choose(game, lex, strategy, stop, threads) if strategy.kind == "sim" else None
+            if move is None:
+                p = game.on_turn
+                gen = self.engine.movegen(lex, lex.klv)
+                opp = game.rack(1 - p) if game.bag_size == 0 else None
+                gen.generate(game.board, game.rack(p), game.bag_size, opp, mode="best")
+                kind_, row, col, vertical, tiles = gen.moves(1)[0][:5]
+                move = Move(kind_, row, col, vertical, tuple(tiles))
+            self._commit(session, move)
+            return move
+
+    def _choose(self, game: Game, lex: Lexicon, st: Strategy, stop: threading.Event | None,
+                threads: int) -> Move | None:
+        from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
+        from macondo_server.analysis.sim import SimJob, SimOptions
+
+        pos = position_from_game(game, {"lex": lex.name}, show_opponent=False)
+        if game.bag_size == 0:
+            # both racks are known once the bag is empty: solve the endgame
+            full = position_from_game(game, {"lex": lex.name}, show_opponent=True)
+            eg = EndgameJob(self.engine, full, EndgameOptions(plies=st.endgame_plies, max_time=st.endgame_time,
+                                                              threads=threads, tt_megabytes=ENGINE_MOVE_TT_MB))
+            best = eg.run(stop=stop).best_move
+            return best.move if best else None
+        opts = SimOptions(plies=st.plies, num_plays=st.num_plays, iterations=st.iterations, threads=threads,
+                          seed=game.hash_key & 0x7FFFFFFFFFFFFFFF, max_time=st.max_time)
+        job = SimJob(self.engine, pos, opts, stop=stop)
+        if stop is not None and stop.is_set():
+            return None
+        res = job.run(stop=stop)
+        return res.plays[0].gen.move if res.plays else None
+
+
+ENGINE_MOVE_TT_MB = 64
+
+
+def check_rule(rule: str) -> str:
+    name = (rule or "").strip().lower()
+    name = {"5pt": "five", "10pt": "ten", "5": "five", "10": "ten"}.get(name, name)
+    if name not in CHALLENGE_RULES:
+        raise FormatError(f"unknown challenge rule {excerpt(rule)} (one of {', '.join(CHALLENGE_RULES)})")
+    return name
+
+
+def clean_note(note: str) -> str:
+    """A note as GCG can carry it: lines (CR and CRLF become LF) trimmed as a reader trims them, no other
+    control characters, at most MAX_NOTE_CHARS."""
+    if len(note) > MAX_NOTE_CHARS:
+        raise FormatError(f"the note has {len(note)} characters; at most {MAX_NOTE_CHARS}")
+    lines = [line.strip() for line in note.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    for line in lines:
+        bad = next((c for c in line if not c.isprintable() and c != "\t"), None)
+        if bad is not None:
+            raise FormatError(f"the note holds the control character U+{ord(bad):04X}")
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _set_racks(session: Session, racks: list[list[int] | None]) -> None:
+    """The record's last known racks (#rack1, #rack2) by player index; None drops one."""
+    ld = session.lexicon.ld
+    pragmas = [(k, v) for k, v in session.record.pragmas if k not in ("rack1", "rack2")]
+    for k, rack in enumerate(racks):
+        if rack:
+            pragmas.append((f"rack{k + 1}", ld.rack_str(rack)))
+    session.record.pragmas = pragmas
+
+
+def _keep_racks(session: Session) -> None:
+    """At the end of the record, keep the engine's racks as the last known ones (so that a replay, after
+    navigating away and back, finds the same racks); a finished game needs none."""
+    game = session.game
+    if game.game_over:
+        _set_racks(session, [None, None])
+    else:
+        _set_racks(session, [list(game.rack(0)), list(game.rack(1))])
+
+
+def _record_totals(session: Session, upto: int | None = None) -> list[int]:
+    """Each player's score after the record's first `upto` events (all by default)."""
+    total = list(session.start.scores) if session.start is not None else [0, 0]
+    events = session.record.events if upto is None else session.record.events[:upto]
+    for ev in events:
+        total[session.player_of(ev)] = ev.cumulative
+    return total
+
+
+def _end_events(session: Session, total: list[int]) -> list[GcgEvent]:
+    """The events that settle a finished game (session.game): end-rack points for the player who went out
+    (twice the opponent's rack), or each player's rack penalty after the scoreless turns."""
+    game, ld = session.game, session.lexicon.ld
+    nick = session.nicks
+    out: list[GcgEvent] = []
+    if game.end_reason_name == "standard":
+        goer = 0 if not game.rack(0) else 1
+        left = list(game.rack(1 - goer))
+        if left:
+            value = 2 * sum(ld.score(t) for t in left)
+            total[goer] += value
+            out.append(GcgEvent("end_rack_points", nick[goer], exchanged=ld.rack_str(left), score=value,
+                                cumulative=total[goer]))
+    elif game.end_reason_name == "consecutive_zeros":
+        for k in (game.on_turn, 1 - game.on_turn):
+            rack = list(game.rack(k))
+            if rack:
+                value = sum(ld.score(t) for t in rack)
+                total[k] -= value
+                out.append(GcgEvent("end_rack_penalty", nick[k], ld.rack_str(rack), exchanged=ld.rack_str(rack),
+                                    score=-value, cumulative=total[k]))
+    return out
+
+
+def check_names(names: list[str]) -> None:
+    if len(names) != 2 or names[0] == names[1] or not all(n.strip() for n in names):
+        raise ValueError("player nicknames must be two different non-empty names")
+    for n in names:
+        if len(n) > MAX_NAME_CHARS or not n.isprintable():
+            raise ValueError(f"player nickname {excerpt(n)} must be printable and at most {MAX_NAME_CHARS} "
+                             "characters")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """An engine-move strategy: 'static', or 'sim' with its simulation and endgame settings."""
+    kind: str = "static"
+    iterations: int = 200
+    plies: int = 2
+    num_plays: int = 10
+    threads: int = 1
+    max_time: float = 0.0
+    endgame_plies: int = 4
+    endgame_time: float = 5.0
+
+    @property
+    def needs_job(self) -> bool:
+        return self.kind == "sim"
+
+
+# key -> (kind, lowest, highest)
+SIM_KEYS: dict[str, tuple[type, float, float]] = {
+    "iterations": (int, 1, 2**31 - 1), "plies": (int, 0, 50), "num_plays": (int, 1, 10_000),
+    "threads": (int, 1, 4096), "max_time": (float, 0, 86_400), "endgame_plies": (int, 1, 25),
+    "endgame_time": (float, 0, 86_400),
+}
+_INT_TEXT = re.compile(r"[0-9]{1,12}")
+_FLOAT_TEXT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
+
+
+def parse_strategy(text: str) -> Strategy:
+    """'static', 'sim' or 'sim:key=value,...' -> Strategy; numbers in ASCII digits within their ranges."""
+    text = (text or "static").strip()
+    if len(text) > 256:
+        raise ValueError(f"strategy {excerpt(text)} is longer than 256 characters")
+    kind, _, rest = text.partition(":")
+    if kind not in ("static", "sim"):
+        raise ValueError(f"unknown strategy {excerpt(kind)} (available: static, sim[:iterations=N,plies=P,...])")
+    params: dict[str, int | float] = {}
+    if rest:
+        if kind == "static":
+            raise ValueError("the static strategy takes no options")
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            key, value = key.strip(), value.strip()
+            if not eq or key not in SIM_KEYS:
+                raise ValueError(f"strategy option {excerpt(item)}: expected one of {', '.join(sorted(SIM_KEYS))} "
+                                 "as key=value")
+            typ, lo, hi = SIM_KEYS[key]
+            pattern = _INT_TEXT if typ is int else _FLOAT_TEXT
+            if not pattern.fullmatch(value):
+                what = "a whole number" if typ is int else "a number"
+                raise ValueError(f"strategy option {key}: {excerpt(value)} is not {what}")
+            number = typ(value)
+            if not lo <= number <= hi:
+                raise ValueError(f"strategy option {key} must be {lo:g} to {hi:g}, got {number:g}")
+            params[key] = number
+    return Strategy(kind, **params)  # type: ignore[arg-type]

@@ -1,0 +1,330 @@
+"""Lexicon resolution: NAME -> word graph (KWG), leaves (KLV2) and letter distribution.
+
+A NAME.kwg in a data directory is used as is; a NAME.txt word list is compiled to NAME.kwg on first
+use and cached; a NAME.klv2 beside either gives the leave values.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine_cy.alphabet import LetterDistribution
+from engine_cy.klv import Klv
+from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.movegen import MoveGen
+from macondo_server.engine.settings import PACKAGE_DATA, Settings, cache_dir
+from macondo_server.model.text import excerpt
+from macondo_server.model.tiles import rack_tiles
+
+
+class LexiconError(ValueError):
+    """A lexicon cannot be found or read."""
+
+
+class UnknownLexiconError(LexiconError):
+    pass
+
+
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+MAX_LEAVES_BYTES = 256 * 1024 * 1024
+# The simulation's win-probability table (scripts/make_winpct.py): NAME.winpct.csv beside a lexicon's files is
+# that lexicon's own; any other lexicon uses this default (fitted on NWL20 self-play).
+DEFAULT_WINPCT = PACKAGE_DATA / "winpct.csv"
+WINPCT_SUFFIX = ".winpct.csv"
+WINPCT_SHAPE = (601, 94)
+MAX_WINPCT_BYTES = 4 * 1024 * 1024
+
+
+def check_name(name: str, what: str = "lexicon") -> str:
+    """A lexicon or leave-set name: letters, digits, '_' and '-', at most 64; never a path."""
+    if not NAME_RE.fullmatch(name):
+        raise LexiconError(f"invalid {what} name {excerpt(name)}: names are 1 to 64 letters, digits, "
+                                  "'_' or '-' (a name, never a path)")
+    return name
+
+
+@dataclass
+class Lexicon:
+    name: str
+    kwg: Kwg
+    klv: Klv | None
+    ld: LetterDistribution
+    source: str
+    winpct: Path = field(default=DEFAULT_WINPCT)
+
+    def win_table(self) -> np.ndarray:
+        """The win-probability table of this lexicon (601 x 94: rows spread +300..-300, columns unseen tiles
+        0..93), its own NAME.winpct.csv or the default one."""
+        return load_win_table(str(self.winpct))
+
+    def is_word(self, word: str) -> bool:
+        try:
+            mls = rack_tiles(self.ld, word, "word", fold_case=True)
+        except ValueError:
+            return False
+        if 0 in mls:
+            return False
+        return bool(self.kwg.contains(bytes(mls)))
+
+
+def words_to_ml(lines: list[str], ld: LetterDistribution, source: str = "word list") -> list[bytes]:
+    """Uppercase words -> machine-letter bytes; blank lines and comments (#) skipped."""
+    out = []
+    for lineno, raw in enumerate(lines, 1):
+        word = raw.strip().split()[0] if raw.strip() else ""
+        if not word or word.startswith("#"):
+            continue
+        try:
+            mls = rack_tiles(ld, word, "word", fold_case=True)
+        except ValueError as exc:
+            raise LexiconError(f"{source} line {lineno}: {exc}") from None
+        if 0 in mls:
+            raise LexiconError(f"{source} line {lineno}: '?' is not a letter")
+        out.append(bytes(mls))
+    return out
+
+
+def build_kwg_from_file(path: Path, ld: LetterDistribution | None = None) -> bytes:
+    ld = ld or LetterDistribution.english()
+    try:
+        with open(path, encoding="utf-8", errors="strict") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise LexiconError(f"{path.name}: not UTF-8 text (byte {exc.start})") from None
+    words = words_to_ml(text.splitlines(), ld, path.name)
+    if not words:
+        raise LexiconError(f"{path.name}: no words")
+    return build_kwg(words, gaddag=True)
+
+
+def klv2_from_csv(text: str, ld: LetterDistribution | None = None, source: str = "CSV") -> bytes:
+    """KLV2 bytes from `leave,value` lines (value in points; '?' is the blank; a header line is allowed)."""
+    from engine_cy.klv import write_klv2
+
+    ld = ld or LetterDistribution.english()
+    rows = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 2:
+            raise LexiconError(f"{source} line {lineno}: expected 'leave,value'")
+        try:
+            value = float(parts[1])
+        except ValueError:
+            if lineno == 1:
+                continue  # header
+            raise LexiconError(f"{source} line {lineno}: value {parts[1]!r} is not a number") from None
+        try:
+            leave = rack_tiles(ld, parts[0], "leave", fold_case=True)
+        except ValueError as exc:
+            raise LexiconError(f"{source} line {lineno}: {exc}") from None
+        if not 1 <= len(leave) <= 6:
+            raise LexiconError(f"{source} line {lineno}: a leave has 1 to 6 tiles")
+        rows.append((leave, value))
+    if not rows:
+        raise LexiconError(f"{source}: no leaves")
+    try:
+        return write_klv2(rows)
+    except ValueError as exc:
+        raise LexiconError(f"{source}: {exc}") from None
+
+
+class LexiconRegistry:
+    """Loads each lexicon once; shared read-only across threads."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.load()
+        self._cache: dict[str, Lexicon] = {}
+        self._failed: dict[str, tuple[tuple, LexiconError]] = {}
+        self._lock = threading.Lock()
+
+    def _listed(self, suffixes: tuple[str, ...], keep: Callable[[str], object]) -> list[str]:
+        """Sorted stems of the data directories' files with one of `suffixes` whose stem `keep` accepts."""
+        names = set()
+        for d in self.settings.data_dirs:
+            if d.is_dir():
+                for p in d.iterdir():
+                    if p.suffix in suffixes and keep(p.stem):
+                        names.add(p.stem)
+        return sorted(names)
+
+    def available(self) -> list[str]:
+        return self._listed((".kwg", ".txt"), lambda stem: stem.upper() == stem and not stem.startswith("README"))
+
+    def _find(self, name: str, suffix: str) -> Path | None:
+        for d in self.settings.data_dirs:
+            p = d / f"{name}{suffix}"
+            if p.is_file():
+                return p
+        return None
+
+    def get(self, name: str | None = None) -> Lexicon:
+        name = check_name(name or self.settings.default_lexicon)
+        with self._lock:
+            if name in self._cache:
+                return self._cache[name]
+            stamp = self._stamp(name)
+            failed = self._failed.get(name)
+            if failed is not None and failed[0] == stamp:
+                raise type(failed[1])(str(failed[1]))   # the same broken files: the same error, unread
+            try:
+                lex = self._load(name)
+            except LexiconError as exc:
+                self._failed[name] = (stamp, exc)
+                raise
+            self._cache[name] = lex
+            return lex
+
+    def _stamp(self, name: str) -> tuple:
+        """Size and modification time of every file that makes up lexicon `name` (a changed file is read
+        again after a failure)."""
+        out = []
+        for suffix in (".kwg", ".txt", ".klv2"):
+            p = self._find(name, suffix)
+            if p is not None:
+                st = p.stat()
+                out.append((str(p), st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
+    def _load(self, name: str) -> Lexicon:
+        ld = LetterDistribution.english()
+        kwg_path = self._find(name, ".kwg")
+        txt_path = self._find(name, ".txt")
+        if kwg_path is not None:
+            try:
+                kwg = Kwg.from_file(str(kwg_path))
+            except (ValueError, OSError) as exc:
+                raise LexiconError(f"lexicon {name}: {kwg_path.name}: {exc}") from None
+            source = kwg_path.name
+            base_dir = kwg_path.parent
+        elif txt_path is not None:
+            kwg = self._compiled(txt_path, ld)
+            source = f"{txt_path.name} (compiled)"
+            base_dir = txt_path.parent
+        else:
+            raise UnknownLexiconError(f"unknown lexicon {name!r} (available: {', '.join(self.available()) or 'none'})")
+        if kwg.gaddag_root == 0:
+            raise LexiconError(f"lexicon {name}: {source} has no GADDAG")
+        klv = None
+        klv_path = base_dir / f"{name}.klv2"
+        if not klv_path.is_file():
+            klv_path = self._find(name, ".klv2") or klv_path
+        if klv_path.is_file():
+            klv = load_klv(klv_path, f"lexicon {name}: ", ld)
+        # the word graph's shared tables (counts, child masks, word map) are built on the first generator; build
+        # them now, while the registry lock is held, not in the first requests that would contend for them
+        MoveGen(kwg, ld, klv)
+        winpct = base_dir / f"{name}{WINPCT_SUFFIX}"
+        if winpct.is_file():
+            load_win_table(str(winpct))     # a broken table is refused with the lexicon, not in a later sim
+        else:
+            winpct = DEFAULT_WINPCT
+        return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source, winpct=winpct)
+
+    def describe(self, name: str) -> tuple[bool, str]:
+        """(has leaves, source file name) of lexicon `name` from its files, without loading it."""
+        if name in self._cache:
+            lex = self._cache[name]
+            return lex.klv is not None, lex.source
+        kwg_path = self._find(name, ".kwg")
+        txt_path = self._find(name, ".txt")
+        source = kwg_path.name if kwg_path else (f"{txt_path.name} (compiled)" if txt_path else "")
+        return self._find(name, ".klv2") is not None, source
+
+    def leave_sets(self) -> list[str]:
+        """Names of the NAME.klv2 files in the data directories."""
+        return self._listed((".klv2",), NAME_RE.fullmatch)
+
+    def find_leaves(self, name: str) -> Path:
+        """The data directories' NAME.klv2 (requests name leave sets, never paths)."""
+        check_name(name, "leave set")
+        path = self._find(name, ".klv2")
+        if path is None:
+            raise UnknownLexiconError(f"unknown leave set {name!r} (available: {', '.join(self.leave_sets()) or 'none'})")
+        return path
+
+    def _compiled(self, txt_path: Path, ld: LetterDistribution) -> Kwg:
+        """Compile NAME.txt to a KWG, cached by the word list's content hash. The cache file is trusted only
+        when the SHA-256 of its bytes matches the sidecar written with it (and it then reads as a valid KWG);
+        otherwise it is compiled again and rewritten."""
+        data = txt_path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        cdir = cache_dir()
+        cached = cdir / f"{txt_path.stem}-{digest}.kwg"
+        check = cached.with_suffix(".kwg.sha256")
+        try:
+            if cached.is_file() and check.is_file():
+                kwg_bytes = cached.read_bytes()
+                if hashlib.sha256(kwg_bytes).hexdigest() == check.read_text(encoding="ascii").strip():
+                    return Kwg(kwg_bytes)
+        except (OSError, ValueError, UnicodeDecodeError):
+            pass  # unreadable, corrupted or not a valid KWG: compile again
+        kwg_bytes = build_kwg_from_file(txt_path, ld)
+        kwg = Kwg(kwg_bytes)
+        try:
+            cdir.mkdir(parents=True, exist_ok=True)
+            for path, content in ((cached, kwg_bytes), (check, hashlib.sha256(kwg_bytes).hexdigest().encode())):
+                tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
+                tmp.write_bytes(content)
+                tmp.replace(path)
+        except OSError:
+            pass  # read-only cache: still usable, just compiled again next time
+        return kwg
+
+
+def load_klv(path: Path, prefix: str = "", ld: LetterDistribution | None = None) -> Klv:
+    """Read a KLV2 leave file; errors name the file (not its directory) and the defect. The leaves must fit
+    the letter distribution `ld` (default English): a file for another alphabet or distribution is refused."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_LEAVES_BYTES:
+            raise LexiconError(f"{prefix}{path.name}: {size} bytes is more than a leave file can hold")
+        klv = Klv.from_file(str(path))
+        klv.check_distribution(ld or LetterDistribution.english())
+        return klv
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, LexiconError):
+            raise
+        raise LexiconError(f"{prefix}{path.name}: {exc}") from None
+
+
+def load_win_table(path: str) -> np.ndarray:
+    """Read a win-probability table (CSV, '#' comments): 601 x 94 probabilities (shared: not to be written).
+    Cached by path, size and modification time."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise LexiconError(f"{p.name}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    return _read_win_table(path, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_win_table(path: str, size: int, mtime_ns: int) -> np.ndarray:
+    p = Path(path)
+    try:
+        if size > MAX_WINPCT_BYTES:
+            raise LexiconError(f"{p.name}: larger than a win-probability table can be")
+        table = np.loadtxt(p, delimiter=",", comments="#", dtype=np.float64, ndmin=2)
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, LexiconError):
+            raise
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise LexiconError(f"{p.name}: not a win-probability table ({why})") from None
+    if table.shape != WINPCT_SHAPE:
+        raise LexiconError(f"{p.name}: {table.shape[0]} x {table.shape[1]} values, a win-probability table has "
+                           f"{WINPCT_SHAPE[0]} x {WINPCT_SHAPE[1]}")
+    if not np.all((table >= 0.0) & (table <= 1.0)):
+        raise LexiconError(f"{p.name}: a win probability outside 0..1")
+    return table
