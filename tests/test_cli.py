@@ -169,7 +169,7 @@ def test_numeric_options_in_range_parse():
 
 
 def test_cli_numeric_bounds_match_the_engine():
-    from macondo_server import cli
     from macondo_server.analysis import endgame, sim
+    from macondo_server.cli import common as cli
 
     assert cli.EG_MAX_PLIES == endgame.MAX_PLIES and cli.SIM_MAX_ITERATIONS == sim.MAX_ITERATIONS

@@ -1,0 +1,212 @@
+"""What every command shares: the error type, numeric argument types with their ranges, Ctrl-C handling
+and the lexicon registry and engine of a command's settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
+
+from macondo_server.engine.lexicon import LexiconRegistry
+from macondo_server.engine.settings import Settings
+
+
+class CliError(Exception):
+    """A user-facing error: printed as 'macondo: error: ...' with exit status 1."""
+
+
+def registry(args: argparse.Namespace) -> LexiconRegistry:
+    return LexiconRegistry(Settings.load(getattr(args, "data_dir", None)))
+
+
+T = TypeVar("T")
+
+
+def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str = "job") -> T:
+    """Run a long job in a worker thread and return its result. The first Ctrl-C asks the job to stop (it
+    then returns its best result so far, which the caller prints); a second one abandons it
+    (KeyboardInterrupt). The main thread only waits, so the signal is handled at once even while the
+    engine runs without the GIL."""
+    if threading.current_thread() is not threading.main_thread():
+        return run()
+    out: dict = {}
+
+    def work() -> None:
+        try:
+            out["result"] = run()
+        except BaseException as exc:  # noqa: BLE001 (re-raised in the main thread)
+            out["error"] = exc
+
+    interrupts = 0
+
+    def on_sigint(signum: int, frame: object) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1:
+            raise KeyboardInterrupt
+        print(f"macondo: stopping the {name}; its best result so far follows (Ctrl-C again to abandon it)",
+              file=sys.stderr, flush=True)
+        stop()
+
+    worker = threading.Thread(target=work, name=f"macondo-{name}", daemon=True)
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        if sys.stderr.isatty():
+            print(f"macondo: {name} running; Ctrl-C stops it and prints the best result so far",
+                  file=sys.stderr, flush=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
+def engine_for(args: argparse.Namespace):
+    from macondo_server.engine.facade import Engine
+
+    return Engine(Settings.load(args.data_dir))
+
+
+@contextlib.contextmanager
+def children_ignore_ctrl_c():
+    """Processes started inside (a local cluster's workers) ignore SIGINT: a Ctrl-C at the terminal reaches
+    the whole process group, and the stop is this process's to make (it cancels their tasks); without this
+    the workers die with a traceback each. Ctrl-C is ignored here meanwhile (the cluster's start)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def tolerance_points(text: str) -> float:
+    """An argparse type: points of equity from 0 to 1000 (digits and one point; no exponent)."""
+    if _DECIMAL_TEXT.fullmatch(text) is not None and float(text) <= 1000:
+        return float(text)
+    raise argparse.ArgumentTypeError(f"must be a number of points from 0 to 1000, got {_shown(text)}")
+
+
+def bool_text(text: str) -> bool:
+    low = text.lower()
+    if low in ("true", "1", "yes", "on"):
+        return True
+    if low in ("false", "0", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"not a boolean: {text!r} (true or false)")
+
+
+MAX_SEED = 2**64 - 1              # seeds are unsigned 64-bit in the engine
+
+
+MAX_THREADS = 256
+
+
+MAX_SECONDS = 1_000_000.0
+
+
+MAX_TT_MB = 65536
+
+
+EG_MAX_PLIES = 60                 # endgame.MAX_PLIES (kept here so that parsing imports no engine)
+
+
+SIM_MAX_ITERATIONS = 10_000_000   # sim.MAX_ITERATIONS
+
+
+_INT_TEXT = re.compile(r"-?[0-9]{1,20}", re.ASCII)
+
+
+_DECIMAL_TEXT = re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,12})?|\.[0-9]{1,12}", re.ASCII)
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 24 else text[:24] + "...")
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from lo to hi."""
+    def parse(text: str) -> int:
+        if _INT_TEXT.fullmatch(text) is not None:
+            v = int(text)
+            if lo <= v <= hi:
+                return v
+        raise argparse.ArgumentTypeError(f"must be a whole number from {lo} to {hi}, got {_shown(text)}")
+
+    parse.__name__ = f"integer {lo}..{hi}"
+    return parse
+
+
+def int_choice(*values: int) -> Callable[[str], int]:
+    """An argparse type: one of a few whole numbers."""
+    names = ", ".join(str(v) for v in values[:-1]) + f" or {values[-1]}"
+
+    def parse(text: str) -> int:
+        if _INT_TEXT.fullmatch(text) is not None and int(text) in values:
+            return int(text)
+        raise argparse.ArgumentTypeError(f"must be {names}, got {_shown(text)}")
+
+    parse.__name__ = f"one of {names}"
+    return parse
+
+
+def seconds_in(hi: float) -> Callable[[str], float]:
+    """An argparse type: a decimal number of seconds from 0 to hi (digits and one point; no exponent)."""
+    def parse(text: str) -> float:
+        if _DECIMAL_TEXT.fullmatch(text) is not None:
+            v = float(text)
+            if 0 <= v <= hi:
+                return v
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to {hi:.0f}, "
+                                         f"got {_shown(text)}")
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+def decimal_in(lo: float, hi: float) -> Callable[[str], float]:
+    """An argparse type: a decimal number from lo to hi (digits and one point; no exponent)."""
+    def parse(text: str) -> float:
+        if _DECIMAL_TEXT.fullmatch(text) is not None:
+            v = float(text)
+            if lo <= v <= hi:
+                return v
+        raise argparse.ArgumentTypeError(f"must be a number from {lo:g} to {hi:g}, got {_shown(text)}")
+
+    parse.__name__ = "number"
+    return parse
+
+
+seed_arg = int_in(0, MAX_SEED)
+
+
+threads_arg = int_in(1, MAX_THREADS)
+
+
+seconds_arg = seconds_in(MAX_SECONDS)
+
+
+tt_mb_arg = int_in(1, MAX_TT_MB)
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr and exit status 1, like every other error of the command."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2

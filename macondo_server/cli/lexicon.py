@@ -1,0 +1,78 @@
+"""`macondo lexicon`: build word graphs and leave files, check words, list the lexica.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from macondo_server.cli.common import CliError, registry, usage
+from macondo_server.engine.lexicon import build_kwg_from_file
+
+
+def cmd_lexicon_build(args: argparse.Namespace) -> int:
+    src = Path(args.words)
+    if not src.is_file():
+        raise CliError(f"word list {src} does not exist")
+    t0 = time.perf_counter()
+    data = build_kwg_from_file(src)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    from engine_cy.kwg import Kwg
+
+    kwg = Kwg(data)
+    print(
+        f"wrote {out}: {kwg.word_count()} words, {kwg.n_nodes} nodes, "
+        f"{len(data)} bytes in {time.perf_counter() - t0:.2f} s"
+    )
+    return 0
+
+
+def cmd_lexicon_leaves(args: argparse.Namespace) -> int:
+    from engine_cy.klv import Klv
+    from macondo_server.engine.lexicon import klv2_from_csv
+
+    src = Path(args.csv)
+    if not src.is_file():
+        raise CliError(f"leave CSV {src} does not exist")
+    data = klv2_from_csv(src.read_text(encoding="utf-8"), source=str(src))
+    Path(args.output).write_bytes(data)
+    print(f"wrote {args.output}: {Klv(data).n_values} leaves, {len(data)} bytes")
+    return 0
+
+
+def cmd_lexicon_check(args: argparse.Namespace) -> int:
+    lex = registry(args).get(args.lexicon)
+    for word in args.words:
+        print(f"{word.upper()} {'valid' if lex.is_word(word) else 'invalid'}")
+    return 0
+
+
+def cmd_lexicon_list(args: argparse.Namespace) -> int:
+    reg = registry(args)
+    for name in reg.available():
+        print(name)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's commands to the `macondo` parser."""
+    lex = sub.add_parser("lexicon", help="build and query lexica (KWG word graphs)")
+    lsub = lex.add_subparsers(dest="lexicon_command", metavar="ACTION")
+    b = lsub.add_parser("build", help="compile a word list into a KWG (DAWG + GADDAG)")
+    b.add_argument("words", help="word list, one word per line")
+    b.add_argument("-o", "--output", required=True, help="output .kwg file")
+    b.set_defaults(func=cmd_lexicon_build)
+    lv = lsub.add_parser("leaves", help="write a KLV2 leave file from a 'leave,value' CSV")
+    lv.add_argument("csv")
+    lv.add_argument("-o", "--output", required=True, help="output .klv2 file")
+    lv.set_defaults(func=cmd_lexicon_leaves)
+    c = lsub.add_parser("check", help="print each word with valid/invalid")
+    c.add_argument("--lexicon", help="lexicon name (default: the bundled SCOWL70)")
+    c.add_argument("words", nargs="+")
+    c.set_defaults(func=cmd_lexicon_check)
+    ls = lsub.add_parser("list", help="list the lexica found in the data directories")
+    ls.set_defaults(func=cmd_lexicon_list)
+    lex.set_defaults(func=lambda a: usage(lex))

@@ -1,0 +1,145 @@
+"""`macondo serve`, `shell`, `bots` and `proto-path`: the server and its clients.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from pathlib import Path
+
+from macondo_server.cli.common import CliError, int_in, seed_arg
+from macondo_server.engine.settings import Settings
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from macondo_server.api.grpc_server import ServerStartError, serve
+    from macondo_server.runtime.limits import LimitError, Limits, parse_assignments
+
+    try:
+        limits = Limits.load(parse_assignments(args.limit or []), max_jobs=args.max_jobs)
+    except LimitError as exc:
+        raise CliError(str(exc)) from None
+    if args.print_limits:
+        for name, value in limits.as_dict().items():
+            print(f"{name} = {value}")
+        return 0
+    http = None
+    if args.http_port is not None or args.web:
+        import os
+
+        from macondo_server.api.connect import TOKEN_ENV, HttpOptions
+        port = args.http_port if args.http_port is not None else 8080
+        http = HttpOptions(host=args.http_host, port=port, token=args.http_token or os.environ.get(TOKEN_ENV, ""),
+                           cors_origins=tuple(args.cors_origin or ()), web=args.web)
+    try:
+        return serve(Settings.load(args.data_dir), args.host, args.port, limits, http=http, cluster=args.cluster,
+                     checkpoint_dir=args.checkpoint_dir)
+    except ServerStartError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_proto_path(args: argparse.Namespace) -> int:
+    """The .proto files ship in the macondo-client distribution: protoc -I "$(macondo proto-path)" ..."""
+    from macondo_client import proto_path
+
+    path = Path(proto_path())
+    if not (path / "macondo" / "v1" / "engine.proto").is_file():
+        raise CliError(f"the .proto files are missing from {path} (reinstall macondo-client)")
+    print(path)
+    return 0
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    from macondo_client import MacondoError
+    from macondo_client.shell import run_shell
+
+    from macondo_server.api.inprocess import connect
+
+    try:
+        with connect(args.server, args.data_dir) as client:
+            return run_shell(client)
+    except MacondoError as exc:
+        raise CliError(exc.message) from None
+
+
+def cmd_bots(args: argparse.Namespace) -> int:
+
+    from macondo_client import MacondoError
+    from macondo_client.bots import main_bots
+
+    from macondo_server.api.inprocess import connect
+
+    for text in (args.strategy1, args.strategy2):
+        kind = text.partition(":")[0].strip()
+        if kind not in ("static", "sim"):
+            raise CliError(f"unknown strategy {text!r} (available: static, sim[:iterations=N,plies=P,...])")
+    if args.cluster:
+        from macondo_server.runtime.cluster import parse_cluster_spec
+
+        if parse_cluster_spec(args.cluster)[0] == "address" and not args.server:
+            raise CliError("bots --cluster ADDRESS needs --server (an engine server its workers can reach; "
+                           "without one, a server of this process on 127.0.0.1 serves local:N only)")
+    try:
+        with contextlib.ExitStack() as stack:
+            first = stack.enter_context(connect(args.server, args.data_dir))
+            second = stack.enter_context(connect(args.server2)) if args.server2 else first
+            cluster = None
+            if args.cluster:
+                from macondo_server.runtime.cluster import Cluster
+
+                cluster = stack.enter_context(Cluster(args.cluster))
+            return main_bots(first, second, args.strategy1, args.strategy2, args.games, args.seed,
+                             args.lexicon or "", args.gcg_dir, args.json, cluster=cluster)
+    except MacondoError as exc:
+        raise CliError(exc.message) from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's commands to the `macondo` parser."""
+    sv = sub.add_parser("serve", help="run the gRPC engine server")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int_in(0, 65535), default=50051)
+    sv.add_argument("--max-jobs", type=int_in(1, 1_000_000), default=None,
+                    help="concurrent long-running jobs (default: 4 x cores, at least 4)")
+    sv.add_argument("--limit", action="append", metavar="NAME=VALUE",
+                    help="override a limit (see --print-limits; also MACONDO_LIMIT_NAME=VALUE)")
+    sv.add_argument("--print-limits", action="store_true", help="print the limits in force and exit")
+    sv.add_argument("--http-port", type=int_in(0, 65535), default=None,
+                    help="also serve Connect and gRPC-Web (browsers, Node) on this HTTP port (default with --web: 8080)")
+    sv.add_argument("--http-host", default="127.0.0.1", help="address of the HTTP port (default 127.0.0.1)")
+    sv.add_argument("--http-token", default=None,
+                    help="bearer token the HTTP port requires (also MACONDO_HTTP_TOKEN; needed off loopback)")
+    sv.add_argument("--cors-origin", action="append", metavar="ORIGIN",
+                    help="let pages from this origin call the HTTP port (repeatable; '*' for any; default none)")
+    sv.add_argument("--web", action="store_true", help="serve the web analysis board on the HTTP port")
+    sv.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="a Dask scheduler (host:port) or a local cluster of N worker processes for requests that "
+                         "set use_cluster (pre-endgames, autoplay)")
+    sv.add_argument("--checkpoint-dir", metavar="DIR",
+                    help="record pre-endgame verdicts in DIR/peg.sqlite for requests that set checkpoint or resume")
+    sv.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory (as the global option)")
+    sv.set_defaults(func=cmd_serve)
+
+    sh = sub.add_parser("shell", help="interactive shell over gRPC (starts a local server without --server)")
+    sh.add_argument("--server", help="engine server address HOST:PORT (default: a server in this process)")
+    sh.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
+    sh.set_defaults(func=cmd_shell)
+
+    bt = sub.add_parser("bots", help="bot-vs-bot games through the game-session API of one or two servers")
+    bt.add_argument("--server", help="referee and bot 1 server HOST:PORT (default: a server in this process)")
+    bt.add_argument("--server2", help="bot 2 server (default: the first)")
+    bt.add_argument("--strategy1", default="static", help="static, or sim[:iterations=N,plies=P,...]")
+    bt.add_argument("--strategy2", default="static")
+    bt.add_argument("--games", type=int_in(1, 100_000_000), default=20)
+    bt.add_argument("--seed", type=seed_arg, default=1)
+    bt.add_argument("--lexicon", help="lexicon of the games (default: the server's)")
+    bt.add_argument("--gcg-dir", help="write each game as GCG into this directory")
+    bt.add_argument("--json", action="store_true")
+    bt.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="play the games on a Dask scheduler's workers or N local worker processes (the same "
+                         "games as without; needs the cluster extra)")
+    bt.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
+    bt.set_defaults(func=cmd_bots)
+
+    pp = sub.add_parser("proto-path", help="print the include directory of the installed macondo.v1 .proto files")
+    pp.set_defaults(func=cmd_proto_path)

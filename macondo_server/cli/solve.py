@@ -1,0 +1,353 @@
+"""`macondo endgame`, `sim`, `infer` and `peg`: the solvers on one position.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+from macondo_server.cli.common import (
+    EG_MAX_PLIES,
+    MAX_THREADS,
+    SIM_MAX_ITERATIONS,
+    CliError,
+    bool_text,
+    children_ignore_ctrl_c,
+    engine_for,
+    int_choice,
+    int_in,
+    run_interruptible,
+    seconds_arg,
+    seed_arg,
+    threads_arg,
+    tolerance_points,
+    tt_mb_arg,
+)
+from macondo_server.engine.settings import Settings
+from macondo_server.model.cgp import parse_cgp
+
+
+def cmd_endgame(args: argparse.Namespace) -> int:
+    from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
+
+    pos = parse_cgp(args.cgp)
+    opts = EndgameOptions(plies=args.plies, max_time=args.max_time, threads=args.threads, first_win=args.first_win,
+                          heuristics=not args.no_heuristics, tt_megabytes=args.tt_mb, lexicon=args.lexicon)
+    job = EndgameJob(engine_for(args), pos, opts)
+    live = not args.json and sys.stderr.isatty()
+
+    def progress(r) -> None:
+        if live:
+            line = " ".join(m.text for m in r.line[:6])
+            print(f"depth {r.depth}: value {r.value:+d}  {line}  ({r.nodes} nodes, {r.seconds:.2f} s)",
+                  file=sys.stderr)
+
+    res = run_interruptible(lambda: job.run(progress), job.stop, "endgame")
+    if args.json:
+        print(json.dumps(res.to_json()))
+        return 0
+    if res.first_win:
+        print("Win found!" if res.final_spread > 0 else
+              ("Draw found." if res.final_spread == 0 else "Win was not found."))
+    else:
+        print(f"Best sequence has a spread difference (value) of {res.value:+d}")
+    print(f"Final spread after seq: {res.final_spread:+d}")
+    if res.best_move:
+        print(f"Best move: {res.best_move.table.strip()}")
+    print("Best sequence:")
+    for i, m in enumerate(res.line, 1):
+        print(f"{i}) {'~' if m.estimated else ''}{m.table.strip()} ({m.score})")
+    if res.complete:
+        note = ""
+    elif res.depth == 0:
+        note = " (stopped during depth 1: the best of the first moves searched)"
+    else:
+        note = f" (stopped; deepest completed depth {res.depth} of {args.plies})"
+    print(f"depth {res.depth}, {res.nodes} nodes in {res.seconds:.2f} s{note}")
+    return 0
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from macondo_server.analysis.sim import SimJob, SimOptions, format_sim_table
+
+    pos = parse_cgp(args.cgp)
+    opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=args.play or [], iterations=args.iterations,
+                      stop=args.stop, max_time=args.max_time, threads=args.threads, seed=args.seed,
+                      opp_rack=args.opp_rack, lexicon=args.lexicon, infer_play=args.infer,
+                      infer_withdrawn=args.infer_withdrawn, infer_tolerance=args.tolerance,
+                      infer_max_racks=args.infer_max_racks)
+    job = SimJob(engine_for(args), pos, opts)
+    live = None
+    progress = None
+    if not args.json and sys.stdout.isatty():
+        from rich.live import Live
+        from rich.text import Text
+
+        live = Live(Text("simulating..."), refresh_per_second=4, transient=True)
+        live.start()
+
+        def progress(r) -> None:
+            live.update(Text(format_sim_table(r)))
+
+    try:
+        res = run_interruptible(lambda: job.run(progress), job.stop, "simulation")
+    finally:
+        if live is not None:
+            live.stop()
+    if args.json:
+        print(json.dumps(res.to_json()))
+    else:
+        print(format_sim_table(res))
+    return 0
+
+
+def cmd_infer(args: argparse.Namespace) -> int:
+    from macondo_server.analysis.infer import (
+        InferOptions,
+        format_infer,
+        infer,
+        last_play_before,
+        last_play_on,
+    )
+
+    engine = engine_for(args)
+    if args.gcg is not None:
+        from macondo_server.analysis.infer import last_play_from_record
+        from macondo_server.engine.replay import lexicon_for_record, replay_gcg
+        from macondo_server.model.gcg import read_gcg_file
+
+        if args.cgp is not None or args.before or args.withdrawn:
+            raise CliError("with --gcg the play comes from the record: no CGP, PLAY, --before or --withdrawn")
+        path = Path(args.gcg)
+        if not path.is_file():
+            raise CliError(f"GCG file {path} does not exist")
+        record = read_gcg_file(str(path))
+        lex_name, _ = lexicon_for_record(record, engine.registry.available(), engine.settings.default_lexicon,
+                                         args.lexicon)
+        lex = engine.lexicon(lex_name)
+        if args.turn is not None and not 0 <= args.turn <= len(record.events):
+            raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
+        lp = last_play_from_record(record, replay_gcg(record, lex, turn=args.turn), lex)
+        pos = lp.before
+        args.lexicon = lex.name
+    else:
+        if args.cgp is None or args.play is None:
+            raise CliError("give a CGP and the opponent's PLAY, or --gcg FILE [--turn N]")
+        if args.turn is not None:
+            raise CliError("--turn goes with --gcg")
+        pos = parse_cgp(args.cgp)
+        lex = engine.lexicon_for(pos, args.lexicon)
+        make = last_play_before if args.before else last_play_on
+        lp = make(pos, args.play, lex, withdrawn=args.withdrawn)
+    opts = InferOptions(tolerance=args.tolerance, max_racks=args.max_racks, threads=args.threads, seed=args.seed,
+                        lexicon=args.lexicon)
+    stop = threading.Event()
+    res = run_interruptible(lambda: infer(engine, lp, opts, stop=stop), stop.set, "inference")
+    if args.json:
+        print(json.dumps(res.to_json(pos.ld, args.top)))
+    else:
+        print(format_infer(res, pos.ld, args.top))
+    return 0
+
+
+def cmd_peg(args: argparse.Namespace) -> int:
+    from macondo_server.analysis.peg.job import PegJob
+    from macondo_server.analysis.peg.options import PegOptions
+
+    pos = parse_cgp(args.cgp)
+    opts = PegOptions(endgame_plies=args.endgame_plies, only_solve=args.only_solve or [],
+                      max_tiles_left=args.max_tiles_left, max_nested_depth=args.max_nested_depth,
+                      skip_deep_pass=args.skip_deep_pass, early_cutoff=args.early_cutoff,
+                      skip_tiebreaker=args.skip_tiebreaker, opp_rack=args.opp_rack, threads=args.threads,
+                      max_time=args.max_time, tt_megabytes=args.tt_mb, lexicon=args.lexicon,
+                      endgame_heuristics=args.endgame_heuristics, opponent_model=args.opponent_model,
+                      endgame_leaf=args.endgame_leaf,
+                      quick_pass=args.quick_pass)
+    if args.eventuality:
+        opts.threads = 1
+        opts.skip_tiebreaker = True
+    if args.resume and not args.checkpoint:
+        raise CliError("--resume needs --checkpoint PATH (the file the stopped solve recorded to)")
+    with _peg_resources(args) as (cluster, store):
+        job = PegJob(engine_for(args), pos, opts, cluster=cluster, checkpoint=store, resume=args.resume)
+        return _peg_run(args, job)
+
+
+@contextlib.contextmanager
+def _peg_resources(args: argparse.Namespace):
+    """The cluster (--cluster) and checkpoint store (--checkpoint) of a pre-endgame, closed afterwards."""
+    from macondo_server.runtime.checkpoint import CheckpointStore
+
+    cluster = store = None
+    try:
+        if args.checkpoint and not args.eventuality:
+            store = CheckpointStore(args.checkpoint)
+        if args.cluster and not args.eventuality:
+            from macondo_server.runtime.cluster import Cluster
+
+            with children_ignore_ctrl_c():
+                cluster = Cluster(args.cluster, data_dirs=[str(d) for d in Settings.load(args.data_dir).data_dirs])
+        yield cluster, store
+    finally:
+        if cluster is not None:
+            cluster.close()
+        if store is not None:
+            store.close()
+
+
+def _peg_run(args: argparse.Namespace, job) -> int:
+    from macondo_server.analysis.peg import explain
+    from macondo_server.analysis.peg.result import format_table
+
+    if args.eventuality:
+        text = run_interruptible(lambda: explain.eventuality(job, args.eventuality), job.stop, "pre-endgame")
+        print(json.dumps({"eventuality": args.eventuality.upper(), "text": text}) if args.json else text)
+        return 0
+    live = not args.json and sys.stderr.isatty()
+
+    def progress(r) -> None:
+        if live:
+            plays_done = sum(p.cut_off or p.pending == 0 for p in r.plays)
+            if r.leader is not None:
+                lead = f"leader {r.leader.table} {r.leader.lower:g}-{r.leader.upper:g} ({r.leader_reason})"
+            else:
+                lead = f"no leader yet (best lower {r.best_lower:g}, best upper {r.best_upper:g})"
+            stage = (f"quick pass {r.quick_done_jobs}/{r.total_jobs} draws" if r.phase in ("setup", "quick")
+                     else f"{r.endgame_plies}-ply solve")
+            print(f"peg [{stage}]: {lead}; plays {plays_done}/{len(r.plays)} done "
+                  f"({sum(p.cut_off for p in r.plays)} cut off), "
+                  f"draws {r.done_jobs}/{r.total_jobs}, {r.endgames} endgames, {r.work_line()}, "
+                  f"{r.nested_calls} nested calls ({r.nested_hits} cached), {r.seconds:.1f} s", file=sys.stderr)
+
+    res = run_interruptible(lambda: job.run(progress, interval=2.0), job.stop, "pre-endgame")
+    if args.json:
+        print(json.dumps(res.to_json()))
+        return 0
+    print(format_table(res, rows=args.rows, verbose=args.verbose))
+    status = "complete" if res.complete else ("finished: unresolved draws are shown as such" if res.finished
+                                              else "stopped: unresolved draws are shown as such")
+    print(f"{res.endgames} endgames, {res.nested_calls} nested solves ({res.nested_hits} from the cache) in "
+          f"{res.seconds:.2f} s ({status})")
+    if res.cluster_workers:
+        print(f"cluster {args.cluster}: {res.cluster_workers} workers, {res.cluster_tasks} tasks")
+    if args.checkpoint:
+        print(f"checkpoint {args.checkpoint}: {res.reused} verdicts reused, {res.checkpointed} recorded in all"
+              + ("" if res.finished else "; --resume continues this solve"))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's commands to the `macondo` parser."""
+    eg = sub.add_parser("endgame", help="solve an endgame (empty bag) exactly")
+    eg.add_argument("cgp")
+    eg.add_argument("--plies", type=int_in(1, EG_MAX_PLIES), default=4,
+                    help=f"search depth (1 to {EG_MAX_PLIES}; default 4)")
+    eg.add_argument("--max-time", type=seconds_arg, default=0.0,
+                    help="seconds; returns the deepest completed depth (default: no limit)")
+    eg.add_argument("--threads", type=threads_arg, default=min(os.cpu_count() or 1, MAX_THREADS))
+    eg.add_argument("--first-win", action="store_true", help="only establish win / draw / loss")
+    eg.add_argument("--no-heuristics", action="store_true",
+                    help="score the horizon by the spread instead of a greedy playout")
+    eg.add_argument("--tt-mb", type=tt_mb_arg, default=256, help="transposition table size in MB")
+    eg.add_argument("--lexicon")
+    eg.add_argument("--json", action="store_true")
+    eg.set_defaults(func=cmd_endgame)
+
+    sm = sub.add_parser("sim", help="rank candidate plays by Monte Carlo simulation")
+    sm.add_argument("cgp")
+    sm.add_argument("--plies", type=int_in(0, 15), default=2,
+                    help="look-ahead plies after the candidate (0 to 15; default 2)")
+    sm.add_argument("--num-plays", type=int_in(1, 500), default=15,
+                    help="top N plays by static equity (1 to 500)")
+    sm.add_argument("--play", action="append", metavar="MOVE", help="also simulate this play (repeatable)")
+    sm.add_argument("--iterations", type=int_in(1, SIM_MAX_ITERATIONS), default=1000,
+                    help="iteration cap (default 1000)")
+    sm.add_argument("--stop", type=int_choice(95, 98, 99),
+                    help="stop once the leader is separated (95, 98 or 99)")
+    sm.add_argument("--max-time", type=seconds_arg, default=0.0)
+    sm.add_argument("--threads", type=threads_arg, default=min(os.cpu_count() or 1, MAX_THREADS))
+    sm.add_argument("--seed", type=seed_arg, default=0)
+    sm.add_argument("--opp-rack", help="known opponent tiles (the only source: an opponent rack written in the "
+                    "CGP is not taken as known)")
+    sm.add_argument("--infer", metavar="PLAY", help="the opponent's last play as it stands on the board ('8G Q(I)', "
+                    "'exch N'): their rack is drawn from the leaves it suggests (see macondo infer)")
+    sm.add_argument("--infer-withdrawn", action="store_true", help="the --infer play was a phony challenged off")
+    sm.add_argument("--tolerance", type=tolerance_points, default=3.0,
+                    help="inference: points of equity the play may fall short of the best (default 3)")
+    sm.add_argument("--infer-max-racks", type=int_in(1, 10_000_000), default=50_000,
+                    help="inference: exhaustive up to this many leaves, else this many random racks")
+    sm.add_argument("--lexicon")
+    sm.add_argument("--json", action="store_true")
+    sm.set_defaults(func=cmd_sim)
+
+    inf = sub.add_parser("infer", help="infer the tiles the opponent kept from their last play")
+    inf.add_argument("cgp", nargs="?", help="the position now, its player on turn the one inferring (with --before: "
+                     "the position before the play, the opponent on turn; their rack there is never looked at)")
+    inf.add_argument("play", nargs="?", help="the opponent's last play: a placement as it stands on the board ('8G Q(I)': "
+                     "letters outside parentheses are the tiles it put down; with --before as on that board), or "
+                     "'exch N' (an exchange of N tiles)")
+    inf.add_argument("--before", action="store_true", help="the CGP is the position before the play")
+    inf.add_argument("--gcg", metavar="FILE", help="instead of CGP and PLAY: a game record; infers, for the player "
+                     "on turn after --turn events, from the opponent's last play they saw")
+    inf.add_argument("--turn", type=int_in(0, 1_000_000), help="with --gcg: events replayed (default: all)")
+    inf.add_argument("--withdrawn", action="store_true",
+                     help="the play was a phony challenged off: its tiles are known to be on the opponent's rack")
+    inf.add_argument("--tolerance", type=tolerance_points, default=3.0,
+                     help="points of equity the play may fall short of the rack's best (default 3, as Macondo)")
+    inf.add_argument("--max-racks", type=int_in(1, 10_000_000), default=50_000,
+                     help="enumerate every leave up to this many distinct ones, else judge this many random "
+                     "racks (default 50,000)")
+    inf.add_argument("--threads", type=threads_arg, default=min(os.cpu_count() or 1, MAX_THREADS))
+    inf.add_argument("--seed", type=seed_arg, default=0, help="seed of the random racks when sampling")
+    inf.add_argument("--top", type=int_in(1, 10_000), default=15, help="leaves shown (default 15)")
+    inf.add_argument("--lexicon")
+    inf.add_argument("--json", action="store_true")
+    inf.set_defaults(func=cmd_infer)
+
+    pg = sub.add_parser("peg", help="solve a pre-endgame (1 to 6 tiles in the bag) over every draw")
+    pg.add_argument("cgp")
+    pg.add_argument("--endgame-plies", type=int_in(1, 30), default=4,
+                    help="depth of each endgame (1 to 30; default 4)")
+    pg.add_argument("--only-solve", action="append", metavar="MOVE", help="solve only this play (repeatable)")
+    pg.add_argument("--max-tiles-left", type=int_in(-1, 6), default=1,
+                    help="plays leaving at most N tiles in the bag (-1 all, 0 only bag-emptying; default 1)")
+    pg.add_argument("--max-nested-depth", type=int_in(-1, 100), default=1,
+                    help="-1 unlimited, 0 no nested solves")
+    pg.add_argument("--skip-deep-pass", type=bool_text, default=True, metavar="true|false")
+    pg.add_argument("--early-cutoff", action="store_true", help="abandon plays that cannot beat the leader")
+    pg.add_argument("--skip-tiebreaker", action="store_true")
+    pg.add_argument("--opp-rack", help="known opponent tiles")
+    pg.add_argument("--endgame-heuristics", action="store_true",
+                    help="score endgame horizons by a greedy playout (slower; default: the spread)")
+    pg.add_argument("--opponent-model", choices=("pessimistic", "solver"), default="pessimistic",
+                    help="pessimistic: we win a draw only if every reply loses for them; solver: the opponent "
+                         "solves their own pre-endgame from what they can see (ties go against us)")
+    pg.add_argument("--endgame-leaf", choices=("auto", "playout", "static"), default="auto",
+                    help="endgame leaves: auto = a greedy playout where a tile is stuck or at risk at the endgame's "
+                         "root, the spread elsewhere (default); playout = everywhere; static = nowhere")
+    pg.add_argument("--quick-pass", type=bool_text, default=True, metavar="true|false",
+                    help="rank every play on every draw at low fidelity first (default true)")
+    pg.add_argument("--threads", type=threads_arg, default=min(os.cpu_count() or 1, MAX_THREADS))
+    pg.add_argument("--max-time", type=seconds_arg, default=0.0)
+    pg.add_argument("--tt-mb", type=tt_mb_arg, default=256)
+    pg.add_argument("--cluster", metavar="ADDRESS|local:N",
+                    help="solve on a running Dask scheduler (host:port) or a local cluster of N worker processes "
+                         "(needs the 'cluster' extra)")
+    pg.add_argument("--checkpoint", metavar="PATH",
+                    help="record every finished verdict in this SQLite file (see --resume)")
+    pg.add_argument("--resume", action="store_true",
+                    help="continue the solve recorded in --checkpoint (same position and options) without "
+                         "solving its finished draws again")
+    pg.add_argument("--eventuality", metavar="LETTERS",
+                    help="explain one draw order (first drawn first, as many tiles as the bag holds) for the plays")
+    pg.add_argument("--rows", type=int_in(1, 1_000_000), default=30)
+    pg.add_argument("--verbose", action="store_true",
+                    help="list every draw of every verdict (default: a count and weight for long lists)")
+    pg.add_argument("--lexicon")
+    pg.add_argument("--json", action="store_true")
+    pg.set_defaults(func=cmd_peg)
