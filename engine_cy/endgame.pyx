@@ -21,8 +21,9 @@ from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.prune import pruned_kwg
-from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, RECORD_EG_BEST, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
-                                pack_move, unpack_move, packed_kind, packed_tiles)
+from engine_cy.move cimport (Move, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE, pack_move, unpack_move, packed_kind,
+                             packed_tiles)
+from engine_cy.movegen cimport MoveGen, RECORD_SMALL, RECORD_EG_BEST
 
 cdef extern from *:
     """

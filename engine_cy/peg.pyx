@@ -15,8 +15,8 @@ from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, unpack_move, packed_kind,
-                                move_from_fields)
+from engine_cy.move cimport Move, MOVE_PLACE, MOVE_PASS, unpack_move, packed_kind, move_from_fields
+from engine_cy.movegen cimport MoveGen, RECORD_SMALL
 from engine_cy.endgame cimport EndgameWorker, TranspositionTable, ArenaMove, EG_INF, arena_cmp_desc
 
 cdef enum:

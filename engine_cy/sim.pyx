@@ -15,7 +15,8 @@ from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.common cimport MAX_BOARD_DIM
 from engine_cy.board cimport Board
-from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, move_from_fields, move_cmp
+from engine_cy.move cimport Move, MOVE_PLACE, move_from_fields, move_cmp
+from engine_cy.movegen cimport MoveGen, RECORD_BEST
 from engine_cy.rng cimport Rng, rng_seed, rng_below, rng_next, splitmix64
 
 cdef extern from *:
