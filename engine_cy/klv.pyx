@@ -10,10 +10,12 @@ import struct
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint32_t
-from engine_cy.kwg cimport Kwg, kwg_tile, kwg_dfs_next
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport kwg_tile, kwg_dfs_next
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.common cimport MAX_ALPHABET
-from engine_cy.kwg import build_kwg as _build_kwg, LexiconFormatError
+from engine_cy.kwg_build import build_kwg as _build_kwg
+from engine_cy.kwg_check import LexiconFormatError
 
 cnp.import_array()
 

@@ -11,8 +11,9 @@ from libc.string cimport memset, memcpy, memcmp
 
 from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET, RACK_SIZE, EQUITY_SCALE
 from engine_cy.board cimport Board
-from engine_cy.kwg cimport (Kwg, kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile, KWG_IS_END,
-                            KWG_ARC_MASK, KWG_ACCEPTS, KWG_NOT_FOUND)
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport (kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile, KWG_IS_END, KWG_ARC_MASK,
+                                 KWG_ACCEPTS, KWG_NOT_FOUND)
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.wordmap cimport WordMap, WmSlot, wm_add

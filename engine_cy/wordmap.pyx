@@ -8,7 +8,8 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy
 
 from engine_cy.common cimport MAX_BOARD_DIM, RACK_SIZE
-from engine_cy.kwg cimport Kwg, kwg_tile, kwg_accepts, kwg_dfs_next
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport kwg_tile, kwg_accepts, kwg_dfs_next
 
 
 cdef inline uint64_t _hash(uint64_t k0, uint64_t k1) noexcept nogil:
