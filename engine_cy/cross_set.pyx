@@ -1,4 +1,4 @@
-# Cross-sets and cross-scores (reference §2.3): for an empty square and a play direction, the letters
+# Cross-sets and cross-scores: for an empty square and a play direction, the letters
 # that form a valid perpendicular word with the tiles before/after it, and those tiles' face values.
 from libc.stdint cimport uint32_t, uint64_t, int32_t
 from engine_cy.common cimport ml_t

@@ -370,7 +370,7 @@ cdef class EndgameWorker:
         return v
 
     cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n, int ply) noexcept nogil:
-        """Greedy playout (reference section 13): each side plays its highest-scoring move; while the solving
+        """Greedy playout: each side plays its highest-scoring move; while the solving
         side's opponent holds stuck tiles, the solving side prefers plays that keep tiles (score minus
         f * (7 * tiles + 2 * face value), f = stuck share of the opponent's rack), for at most 25 moves.
         Returns the final spread for the player on turn at the leaf.

@@ -502,7 +502,7 @@ cdef class Game:
         return g
 
     def solver_mode(self):
-        """Switch to the solvers' rules (reference section 8): two scoreless turns end the game, and the
+        """Switch to the solvers' rules: two scoreless turns end the game, and the
         current count becomes 1 if it was within one of the real limit, else 0."""
         self.set_zeros(1 if self.zeros + 1 >= self.max_zeros else 0)
         self.max_zeros = 2

@@ -1,4 +1,4 @@
-# KLV2 leave files (reference §3): u32 K, K KWG nodes (DAWG of sorted leaves), u32 L, L f32 values.
+# KLV2 leave files: u32 K, K KWG nodes (DAWG of sorted leaves), u32 L, L f32 values.
 # Values are converted once at load to integer millipoints; v1 files (i16/256) are read too.
 #
 # Loading validates everything the lookups rely on: the file size is exactly the declared lengths, the

@@ -1,4 +1,4 @@
-# Pre-endgame solver core (reference section 11): for one candidate play and one draw order of the bag,
+# Pre-endgame solver core: for one candidate play and one draw order of the bag,
 # the pessimistic outcome - win only if every opponent reply still loses for them; our own later turns
 # with a non-empty bag are decided by a nested solve over what we can know (every sub-draw), choosing
 # the play with the fewest expected losses and assuming the worst among tied plays.

@@ -1,4 +1,4 @@
-# Monte Carlo simulation (reference section 12). One SimWorker per thread: each iteration draws a random
+# Monte Carlo simulation. One SimWorker per thread: each iteration draws a random
 # opponent rack and bag order (from a seed derived from the iteration number only, so results depend on
 # the seed and thread count, never on timing), then plays every active candidate out for P plies of
 # static-equity moves with that same rack and order, and accumulates equity and win samples in C.
@@ -77,7 +77,7 @@ cdef class SimWorker:
     cdef Move base_best[LANES]
     cdef uint8_t base_has[LANES]
     cdef public bint reuse_lanes
-    # inference (issue 21): the opponent keeps one of these leaves, drawn by weight, the rest of their rack
+    # inference: the opponent keeps one of these leaves, drawn by weight, the rest of their rack
     # filling at random; n_inf = 0 draws the whole rack at random
     cdef int n_inf
     cdef ml_t* inf_tiles        # [n_inf * RACK_SIZE]
