@@ -1,4 +1,4 @@
-# Letter distributions as data: machine letters, counts, face values, vowels (reference §1, §4, §8).
+# Letter distributions as data: machine letters, counts, face values, vowels.
 # Tile-string parsing lives here so that there is one text <-> machine-letter translator.
 
 ENGLISH_CSV = """letter,count,score,is_vowel

@@ -9,7 +9,8 @@ from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.game cimport Game
-from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE
+from engine_cy.move cimport Move, MOVE_PLACE
+from engine_cy.movegen cimport MoveGen, RECORD_BEST
 from engine_cy.cross_set cimport cross_set_all
 from engine_cy.rng cimport splitmix64
 

@@ -1,9 +1,10 @@
-# Cross-sets and cross-scores (reference §2.3): for an empty square and a play direction, the letters
+# Cross-sets and cross-scores: for an empty square and a play direction, the letters
 # that form a valid perpendicular word with the tiles before/after it, and those tiles' face values.
 from libc.stdint cimport uint32_t, uint64_t, int32_t
 from engine_cy.common cimport ml_t
 from engine_cy.board cimport Board
-from engine_cy.kwg cimport Kwg, kwg_seek, kwg_arc, kwg_letter_set, kwg_accepts, kwg_is_end, kwg_tile
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport kwg_seek, kwg_arc, kwg_letter_set, kwg_accepts, kwg_is_end, kwg_tile
 from engine_cy.alphabet cimport LetterDistribution
 
 

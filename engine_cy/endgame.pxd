@@ -1,6 +1,6 @@
 from libc.stdint cimport uint8_t, int32_t, uint64_t, int64_t
 from engine_cy.common cimport MAX_BOARD_DIM
-from engine_cy.movegen cimport Move
+from engine_cy.move cimport Move
 from engine_cy.game cimport Game
 from engine_cy.movegen cimport MoveGen
 
@@ -10,7 +10,7 @@ cdef enum:
 
 cdef struct TTEntry:
     uint64_t check            # key ^ move ^ data: a torn (racing) write fails verification
-    uint64_t move             # packed best move (movegen.pack_move), 0 = none
+    uint64_t move             # packed best move (move.pack_move), 0 = none
     uint64_t data             # score - mover's spread (int32, low bits) | depth << 32 | flag << 40
 
 cdef struct ArenaMove:

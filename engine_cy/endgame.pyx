@@ -21,8 +21,9 @@ from engine_cy.board cimport Board
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.prune import pruned_kwg
-from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, RECORD_EG_BEST, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE,
-                                pack_move, unpack_move, packed_kind, packed_tiles)
+from engine_cy.move cimport (Move, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE, pack_move, unpack_move, packed_kind,
+                             packed_tiles)
+from engine_cy.movegen cimport MoveGen, RECORD_SMALL, RECORD_EG_BEST
 
 cdef extern from *:
     """
@@ -369,7 +370,7 @@ cdef class EndgameWorker:
         return v
 
     cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n, int ply) noexcept nogil:
-        """Greedy playout (reference section 13): each side plays its highest-scoring move; while the solving
+        """Greedy playout: each side plays its highest-scoring move; while the solving
         side's opponent holds stuck tiles, the solving side prefers plays that keep tiles (score minus
         f * (7 * tiles + 2 * face value), f = stuck share of the opponent's rack), for at most 25 moves.
         Returns the final spread for the player on turn at the leaf.

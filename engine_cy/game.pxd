@@ -3,7 +3,7 @@ from engine_cy.common cimport ml_t, MAX_ALPHABET, MAX_BOARD_DIM
 from engine_cy.board cimport Board, MAX_SQUARES
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport Move
+from engine_cy.move cimport Move
 from engine_cy.rng cimport Rng
 
 cdef enum:

@@ -9,11 +9,11 @@ from engine_cy.common cimport ml_t, MAX_ALPHABET, MAX_BOARD_DIM, RACK_SIZE
 from engine_cy.board cimport Board, MAX_SQUARES
 from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport Move, MOVE_PLACE, MOVE_EXCHANGE, MOVE_PASS
+from engine_cy.move cimport Move, MOVE_PLACE, MOVE_EXCHANGE, MOVE_PASS
 from engine_cy.rng cimport Rng, rng_seed, rng_next, rng_below, splitmix64
 from engine_cy.cross_set cimport cross_set_after_change, cross_set_square
 from engine_cy.cross_set import compute_all as _compute_cross_sets
-from engine_cy.movegen import score_play as _score_play
+from engine_cy.rules import score_play as _score_play
 
 # Zobrist keys: (square, tile) with blanks keyed apart, (player, letter, count), turn, scoreless count.
 cdef uint64_t Z_SQUARE[MAX_SQUARES][128]
@@ -502,7 +502,7 @@ cdef class Game:
         return g
 
     def solver_mode(self):
-        """Switch to the solvers' rules (reference section 8): two scoreless turns end the game, and the
+        """Switch to the solvers' rules: two scoreless turns end the game, and the
         current count becomes 1 if it was within one of the real limit, else 0."""
         self.set_zeros(1 if self.zeros + 1 >= self.max_zeros else 0)
         self.max_zeros = 2

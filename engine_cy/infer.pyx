@@ -1,5 +1,5 @@
-# Inference of the opponent's kept tiles from their last play (the rangefinder idea of the reference
-# engines, written afresh here). For each candidate rack the opponent could have held on the board before
+# Inference of the opponent's kept tiles from their last play (the rangefinder idea of Macondo,
+# written afresh here). For each candidate rack the opponent could have held on the board before
 # their play, a best-mode search gives their best static equity; the rack is consistent with what they did
 # when the play's own equity with that rack (its score plus the value of the leave it keeps) is within a
 # tolerance of that best. An exchange of n tiles is consistent when the rack's best n-tile exchange is.

@@ -1,4 +1,4 @@
-# KLV2 leave files (reference §3): u32 K, K KWG nodes (DAWG of sorted leaves), u32 L, L f32 values.
+# KLV2 leave files: u32 K, K KWG nodes (DAWG of sorted leaves), u32 L, L f32 values.
 # Values are converted once at load to integer millipoints; v1 files (i16/256) are read too.
 #
 # Loading validates everything the lookups rely on: the file size is exactly the declared lengths, the
@@ -10,10 +10,12 @@ import struct
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint32_t
-from engine_cy.kwg cimport Kwg, kwg_tile, kwg_dfs_next
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport kwg_tile, kwg_dfs_next
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.common cimport MAX_ALPHABET
-from engine_cy.kwg import build_kwg as _build_kwg, LexiconFormatError
+from engine_cy.kwg_build import build_kwg as _build_kwg
+from engine_cy.kwg_check import LexiconFormatError
 
 cnp.import_array()
 

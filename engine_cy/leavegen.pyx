@@ -22,7 +22,8 @@ from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.game cimport Game
-from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PASS
+from engine_cy.move cimport Move, MOVE_PASS
+from engine_cy.movegen cimport MoveGen, RECORD_BEST
 from engine_cy.rng cimport Rng, rng_seed, rng_below
 
 import numpy as np

@@ -5,78 +5,15 @@ from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.wordmap cimport WordMap, WmSlot
-
-cdef enum:
-    MOVE_PLACE = 0
-    MOVE_EXCHANGE = 1
-    MOVE_PASS = 2
+from engine_cy.move cimport Move
 
 cdef enum:
     RECORD_ALL = 0
     RECORD_BEST = 1
     RECORD_TOP_N = 2
-    RECORD_SMALL = 3          # every move, packed in 64 bits (see pack_move) with score and equity
+    RECORD_SMALL = 3          # every move, packed in 64 bits (see move.pxd) with score and equity
     RECORD_EG_BEST = 4        # the first placement (generation order) of highest value (see set_eg_value),
                               # in move_buf[0] (n_moves 0 or 1); no pass, no exchange
-
-# Packed move (SmallMove), 62 of 64 bits:
-#   bits 0..4   column          bits 5..9   row          bit 10  vertical
-#   bits 11..12 kind (0 place, 1 exchange, 2 pass)
-#   bits 13..61 seven 7-bit slots, one per tile taken from the rack, in board order:
-#               placement: machine letter | 0x40 for a blank (0 = no tile); exchange: letter + 1
-# Played-through squares are not stored: unpack_move walks the board to put them back.
-cdef uint64_t pack_move(const Move* m) noexcept nogil
-cdef int unpack_move(uint64_t packed, Board board, Move* m) noexcept nogil
-
-cdef inline int packed_kind(uint64_t mv) noexcept nogil:
-    return (mv >> 11) & 3
-
-cdef inline int packed_tiles(uint64_t mv) noexcept nogil:
-    """Tiles taken from the rack by a packed move (the filled 7-bit slots)."""
-    cdef int n = 0, slot
-    for slot in range(7):
-        if (mv >> (13 + 7 * slot)) & 0x7F:
-            n += 1
-        else:
-            break
-    return n
-
-cdef struct Move:
-    equity_t equity            # millipoints
-    int32_t score              # points
-    uint8_t kind               # MOVE_PLACE / MOVE_EXCHANGE / MOVE_PASS
-    uint8_t row, col, vertical # start square (0-based) and direction
-    uint8_t length             # squares covered (placements) or tiles exchanged
-    uint8_t n_tiles            # tiles from the rack
-    uint8_t leave_mask         # rack-instance bits kept (see MoveGen.first_bit)
-    ml_t tiles[MAX_BOARD_DIM]  # placement: per square, 0 = played-through, blank = ml|0x80; exchange: tiles
-
-cdef inline int move_cmp(const Move* a, const Move* b) noexcept nogil:
-    """< 0 when a ranks before b (reference §9 order: equity, score, kind, row, col, across first,
-    fewer tiles, shorter, lower tiles)."""
-    cdef int i, n
-    if a.equity != b.equity:
-        return -1 if a.equity > b.equity else 1
-    if a.score != b.score:
-        return -1 if a.score > b.score else 1
-    if a.kind != b.kind:
-        return -1 if a.kind < b.kind else 1
-    if a.row != b.row:
-        return -1 if a.row < b.row else 1
-    if a.col != b.col:
-        return -1 if a.col < b.col else 1
-    if a.vertical != b.vertical:
-        return -1 if a.vertical < b.vertical else 1
-    if a.n_tiles != b.n_tiles:
-        return -1 if a.n_tiles < b.n_tiles else 1
-    if a.length != b.length:
-        return -1 if a.length < b.length else 1
-    n = a.length
-    for i in range(n):
-        if a.tiles[i] != b.tiles[i]:
-            return -1 if a.tiles[i] < b.tiles[i] else 1
-    return 0
-
 
 cdef enum:
     EXT_CACHE = 1024          # lane-extension sets cached by lane contents (direct-mapped)
@@ -301,5 +238,3 @@ cdef class MoveGen:
     cdef bint grow_small(self) noexcept nogil
     cdef bint grow_moves(self) noexcept nogil
     cdef equity_t equity_for(self, int score, int n_tiles, uint8_t mask) noexcept nogil
-
-cdef int move_from_fields(Move* m, str kind, int row, int col, bint vertical, tiles, int score) except -1

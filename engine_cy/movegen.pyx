@@ -11,12 +11,18 @@ from libc.string cimport memset, memcpy, memcmp
 
 from engine_cy.common cimport ml_t, equity_t, MAX_BOARD_DIM, MAX_ALPHABET, RACK_SIZE, EQUITY_SCALE
 from engine_cy.board cimport Board
-from engine_cy.kwg cimport (Kwg, kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile, KWG_IS_END,
-                            KWG_ARC_MASK, KWG_ACCEPTS, KWG_NOT_FOUND)
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport (kwg_seek, kwg_arc, kwg_accepts, kwg_is_end, kwg_tile, KWG_IS_END, KWG_ARC_MASK,
+                                 KWG_ACCEPTS, KWG_NOT_FOUND)
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.wordmap cimport WordMap, WmSlot, wm_add
+from engine_cy.move cimport Move, MOVE_PLACE, MOVE_EXCHANGE, MOVE_PASS, move_cmp, pack_move, packed_kind
+from engine_cy.wordmap import short_word_map
 from engine_cy.cross_set import compute_all as _compute_cross_sets
+# the explicit-play helpers' old import path, for callers not yet moved to engine_cy.rules / engine_cy.move
+from engine_cy.rules import score_play, formed_words, play_error
+from engine_cy.move import pack, unpack
 
 cdef extern from "portable.h":
     int ctz64 "macondo_ctz64"(uint64_t) nogil
@@ -26,24 +32,6 @@ cdef extern from "portable.h":
 cdef enum:
     OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
-
-# Short word maps (2..RACK_SIZE letters, for empty-board generation), one per KWG, kept for the few most
-# recent KWGs (each entry holds its KWG, so an id is never reused while its entry lives).
-_SHORT_MAPS = {}
-_SHORT_MAPS_KEEP = 8
-
-
-def _short_map(Kwg kwg):
-    """The word map of kwg's words of 2..RACK_SIZE letters (shared by every generator on that KWG)."""
-    entry = _SHORT_MAPS.get(id(kwg))
-    if entry is not None and entry[0] is kwg:
-        return entry[1]
-    wm = WordMap(kwg, 2, RACK_SIZE)
-    if len(_SHORT_MAPS) >= _SHORT_MAPS_KEEP:
-        _SHORT_MAPS.pop(next(iter(_SHORT_MAPS)))
-    _SHORT_MAPS[id(kwg)] = (kwg, wm)
-    return wm
-
 
 cdef inline void _shadow_insert(int c, int cap, int vmax, int j, int* sorted_c, int* sorted_u, int* u,
                                 int* capped) noexcept nogil:
@@ -101,69 +89,6 @@ cdef inline void _heap_sift(const equity_t* key, uint8_t* h, int i, int n) noexc
 
 cdef int _qsort_cmp(const void* a, const void* b) noexcept nogil:
     return move_cmp(<const Move*> a, <const Move*> b)
-
-
-cdef uint64_t pack_move(const Move* m) noexcept nogil:
-    cdef uint64_t v = <uint64_t> m.col | (<uint64_t> m.row << 5) | (<uint64_t> m.vertical << 10) | \
-        (<uint64_t> m.kind << 11)
-    cdef int i, slot = 0
-    cdef uint64_t code
-    if m.kind == MOVE_PLACE:
-        for i in range(m.length):
-            if m.tiles[i] != 0 and slot < RACK_SIZE:
-                code = (m.tiles[i] & 0x3F) | (0x40 if (m.tiles[i] & 0x80) else 0)
-                v |= code << (13 + 7 * slot)
-                slot += 1
-    elif m.kind == MOVE_EXCHANGE:
-        for i in range(m.length):
-            if slot < RACK_SIZE:
-                v |= (<uint64_t> (m.tiles[i] + 1)) << (13 + 7 * slot)
-                slot += 1
-    return v
-
-
-cdef int unpack_move(uint64_t packed, Board board, Move* m) noexcept nogil:
-    """Rebuild a Move (tiles per square, played-through as 0) from its packed form on the same board.
-    Score and equity are not part of the packing. Returns -1 when it does not fit the board."""
-    cdef int slot, code, r, c, dim = board.dim, length = 0
-    memset(m, 0, sizeof(Move))
-    m.col = packed & 0x1F
-    m.row = (packed >> 5) & 0x1F
-    m.vertical = (packed >> 10) & 1
-    m.kind = (packed >> 11) & 3
-    if m.kind == MOVE_EXCHANGE:
-        for slot in range(RACK_SIZE):
-            code = (packed >> (13 + 7 * slot)) & 0x7F
-            if code == 0:
-                break
-            m.tiles[slot] = <ml_t> (code - 1)
-            m.length += 1
-        m.n_tiles = m.length
-        return 0
-    if m.kind != MOVE_PLACE:
-        return 0
-    r = m.row
-    c = m.col
-    slot = 0
-    while True:
-        code = (packed >> (13 + 7 * slot)) & 0x7F if slot < RACK_SIZE else 0
-        if r >= dim or c >= dim:
-            break
-        if board.get(r, c) != 0:
-            m.tiles[length] = 0
-        elif code != 0:
-            m.tiles[length] = <ml_t> ((code & 0x3F) | (0x80 if (code & 0x40) else 0))
-            slot += 1
-        else:
-            break
-        length += 1
-        if m.vertical:
-            r += 1
-        else:
-            c += 1
-    m.length = <uint8_t> length
-    m.n_tiles = <uint8_t> slot
-    return 0 if slot > 0 else -1
 
 
 cdef int _anchor_cmp(const void* a, const void* b) noexcept nogil:
@@ -252,7 +177,7 @@ cdef class MoveGen:
         self.op_key_dim = 0
         self.short_map = None
         if ld.size <= 33:
-            wm = _short_map(kwg)
+            wm = short_word_map(kwg)
             self.short_map = wm if wm.usable else None
         self.klv_masks = NULL
         if klv is not None:
@@ -1902,163 +1827,3 @@ cdef class MoveGen:
             out.append((kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[j] for j in range(m.length)),
                         m.score, m.equity, m.n_tiles, tuple(leave)))
         return out
-
-
-# ---------------------------------------------------------------- explicit plays
-
-def _walk_words(Board board, int row, int col, bint vertical, tiles):
-    """(main word squares, [cross word squares per new tile]) for a placement; squares as (r, c, ml, new)."""
-    cdef int dim = board.dim, i, r, c, rr, cc
-    cdef int dr = 1 if vertical else 0, dc = 0 if vertical else 1
-    n = len(tiles)
-    if n == 0:
-        raise ValueError("a placement needs tiles")
-    if row < 0 or col < 0 or row + dr * (n - 1) >= dim or col + dc * (n - 1) >= dim:
-        raise ValueError("the play runs off the board")
-    main = []
-    # extend over tiles touching the ends, so the main word is whole
-    r, c = row - dr, col - dc
-    before = []
-    while 0 <= r < dim and 0 <= c < dim and board.get(r, c) != 0:
-        before.insert(0, (r, c, board.get(r, c), False))
-        r -= dr
-        c -= dc
-    main.extend(before)
-    crosses = []
-    for i in range(n):
-        r, c = row + dr * i, col + dc * i
-        t = tiles[i]
-        if t == 0:
-            if board.get(r, c) == 0:
-                raise ValueError("a played-through square is empty")
-            main.append((r, c, board.get(r, c), False))
-            continue
-        if board.get(r, c) != 0:
-            raise ValueError("a new tile is placed on an occupied square")
-        main.append((r, c, t, True))
-        cw = []
-        rr, cc = r - dc, c - dr
-        while 0 <= rr < dim and 0 <= cc < dim and board.get(rr, cc) != 0:
-            cw.insert(0, (rr, cc, board.get(rr, cc), False))
-            rr -= dc
-            cc -= dr
-        cw.append((r, c, t, True))
-        rr, cc = r + dc, c + dr
-        while 0 <= rr < dim and 0 <= cc < dim and board.get(rr, cc) != 0:
-            cw.append((rr, cc, board.get(rr, cc), False))
-            rr += dc
-            cc += dr
-        if len(cw) > 1:
-            crosses.append(cw)
-    r, c = row + dr * n, col + dc * n
-    while 0 <= r < dim and 0 <= c < dim and board.get(r, c) != 0:
-        main.append((r, c, board.get(r, c), False))
-        r += dr
-        c += dc
-    return main, crosses
-
-
-def _word_score(Board board, LetterDistribution ld, squares):
-    cdef int total = 0, mult = 1, lm, wm, val
-    for (r, c, t, new) in squares:
-        val = 0 if (t & 0x80) else ld.scores[t]
-        if new:
-            lm = board.letter_mult[0][r * board.dim + c]
-            wm = board.word_mult[0][r * board.dim + c]
-            total += val * lm
-            mult *= wm
-        else:
-            total += val
-    return total * mult
-
-
-def score_play(Board board, LetterDistribution ld, int row, int col, bint vertical, tiles, int bingo_bonus=50):
-    """Score of a placement (tiles per square, 0 = played-through), valid words or not: main word plus
-    every cross word, premiums on new tiles only, blanks 0, bingo bonus for 7 tiles."""
-    main, crosses = _walk_words(board, row, col, vertical, tiles)
-    score = (_word_score(board, ld, main) if len(main) > 1 else 0)
-    for cw in crosses:
-        score += _word_score(board, ld, cw)
-    if sum(1 for t in tiles if t) == RACK_SIZE:
-        score += bingo_bonus
-    return score
-
-
-def formed_words(Board board, int row, int col, bint vertical, tiles):
-    """Words a placement forms, main word first, then cross words in board order (machine letters)."""
-    main, crosses = _walk_words(board, row, col, vertical, tiles)
-    out = []
-    if len(main) > 1:
-        out.append(bytes([t & 0x7F for (_, _, t, _) in main]))
-    for cw in crosses:
-        out.append(bytes([t & 0x7F for (_, _, t, _) in cw]))
-    return out
-
-
-def play_error(Board board, Kwg kwg, LetterDistribution ld, int row, int col, bint vertical, tiles):
-    """Why a placement is illegal (a message), or None: it must cover the start square on an empty board,
-    else touch a tile; every word it forms must be in the lexicon."""
-    cdef int i, r, c, dim = board.dim
-    try:
-        words = formed_words(board, row, col, vertical, tiles)
-    except ValueError as exc:
-        return str(exc)
-    new = [(row + i * vertical, col + i * (not vertical)) for i, t in enumerate(tiles) if t]
-    if not new:
-        return "the play places no tiles"
-    if board.n_tiles == 0:
-        if (board.start_row, board.start_col) not in new:
-            return "the first play must cover the centre square"
-        if len(tiles) < 2:
-            return "the first play must form a word of at least two letters"
-    else:
-        touches = False
-        for r, c in new:
-            for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-                if 0 <= rr < dim and 0 <= cc < dim and board.get(rr, cc) != 0:
-                    touches = True
-        if not touches:
-            return "the play does not touch any tile on the board"
-    if not words:
-        return "the play forms no word"
-    for w in words:
-        if not kwg.contains(w):
-            return f"{''.join(ld.label(t) for t in w)} is not a word in the lexicon"
-    return None
-
-
-def unpack(uint64_t packed, Board board):
-    """(kind, row, col, vertical, tiles) of a packed move on the board it was generated on."""
-    cdef Move m
-    if unpack_move(packed, board, &m) != 0:
-        raise ValueError("packed move does not fit the board")
-    kinds = ("place", "exchange", "pass")
-    return (kinds[m.kind], m.row, m.col, bool(m.vertical), tuple(m.tiles[i] for i in range(m.length)))
-
-
-MOVE_KINDS = {"place": MOVE_PLACE, "exchange": MOVE_EXCHANGE, "pass": MOVE_PASS}
-
-
-cdef int move_from_fields(Move* m, str kind, int row, int col, bint vertical, tiles, int score) except -1:
-    """Fill a Move from its Python fields (tiles per square, 0 = played-through; exchanged tiles)."""
-    cdef int i
-    if len(tiles) > MAX_BOARD_DIM:
-        raise ValueError(f"a move covers at most {MAX_BOARD_DIM} squares")
-    memset(m, 0, sizeof(Move))
-    m.kind = MOVE_KINDS[kind]
-    m.row = row
-    m.col = col
-    m.vertical = vertical
-    m.length = len(tiles)
-    m.score = score
-    for i, t in enumerate(tiles):
-        m.tiles[i] = t
-        if t or m.kind == MOVE_EXCHANGE:
-            m.n_tiles += 1
-    return 0
-
-
-def pack(str kind, int row, int col, bint vertical, tiles):
-    cdef Move m
-    move_from_fields(&m, kind, row, col, vertical, tiles, 0)
-    return pack_move(&m)

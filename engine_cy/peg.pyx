@@ -1,4 +1,4 @@
-# Pre-endgame solver core (reference section 11): for one candidate play and one draw order of the bag,
+# Pre-endgame solver core: for one candidate play and one draw order of the bag,
 # the pessimistic outcome - win only if every opponent reply still loses for them; our own later turns
 # with a non-empty bag are decided by a nested solve over what we can know (every sub-draw), choosing
 # the play with the fewest expected losses and assuming the worst among tied plays.
@@ -15,8 +15,8 @@ from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
 from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
-from engine_cy.movegen cimport (MoveGen, Move, RECORD_SMALL, MOVE_PLACE, MOVE_PASS, unpack_move, packed_kind,
-                                move_from_fields)
+from engine_cy.move cimport Move, MOVE_PLACE, MOVE_PASS, unpack_move, packed_kind, move_from_fields
+from engine_cy.movegen cimport MoveGen, RECORD_SMALL
 from engine_cy.endgame cimport EndgameWorker, TranspositionTable, ArenaMove, EG_INF, arena_cmp_desc
 
 cdef enum:

@@ -19,10 +19,11 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, MAX_BOARD_DIM
-from engine_cy.kwg cimport Kwg, kwg_tile, kwg_accepts, kwg_is_end, kwg_arc, kwg_seek
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport kwg_tile, kwg_accepts, kwg_is_end, kwg_arc, kwg_seek
 from engine_cy.board cimport Board
 from engine_cy.game cimport Game
-from engine_cy.kwg import build_kwg
+from engine_cy.kwg_build import build_kwg
 
 
 cdef struct Ctx:

@@ -1,4 +1,4 @@
-# Monte Carlo simulation (reference section 12). One SimWorker per thread: each iteration draws a random
+# Monte Carlo simulation. One SimWorker per thread: each iteration draws a random
 # opponent rack and bag order (from a seed derived from the iteration number only, so results depend on
 # the seed and thread count, never on timing), then plays every active candidate out for P plies of
 # static-equity moves with that same rack and order, and accumulates equity and win samples in C.
@@ -15,7 +15,8 @@ from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.common cimport MAX_BOARD_DIM
 from engine_cy.board cimport Board
-from engine_cy.movegen cimport MoveGen, Move, RECORD_BEST, MOVE_PLACE, move_from_fields, move_cmp
+from engine_cy.move cimport Move, MOVE_PLACE, move_from_fields, move_cmp
+from engine_cy.movegen cimport MoveGen, RECORD_BEST
 from engine_cy.rng cimport Rng, rng_seed, rng_below, rng_next, splitmix64
 
 cdef extern from *:
@@ -76,7 +77,7 @@ cdef class SimWorker:
     cdef Move base_best[LANES]
     cdef uint8_t base_has[LANES]
     cdef public bint reuse_lanes
-    # inference (issue 21): the opponent keeps one of these leaves, drawn by weight, the rest of their rack
+    # inference: the opponent keeps one of these leaves, drawn by weight, the rest of their rack
     # filling at random; n_inf = 0 draws the whole rack at random
     cdef int n_inf
     cdef ml_t* inf_tiles        # [n_inf * RACK_SIZE]

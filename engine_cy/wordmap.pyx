@@ -8,7 +8,8 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy
 
 from engine_cy.common cimport MAX_BOARD_DIM, RACK_SIZE
-from engine_cy.kwg cimport Kwg, kwg_tile, kwg_accepts, kwg_dfs_next
+from engine_cy.kwg cimport Kwg
+from engine_cy.kwg_node cimport kwg_tile, kwg_accepts, kwg_dfs_next
 
 
 cdef inline uint64_t _hash(uint64_t k0, uint64_t k1) noexcept nogil:
@@ -193,3 +194,21 @@ cdef class WordMap:
             return []
         return sorted(bytes(self.letters[s.start + i * length:s.start + (i + 1) * length])
                       for i in range(s.count))
+
+
+# Short word maps (2..RACK_SIZE letters, for empty-board generation), one per KWG, kept for the few most
+# recent KWGs (each entry holds its KWG, so an id is never reused while its entry lives).
+_SHORT_MAPS = {}
+_SHORT_MAPS_KEEP = 8
+
+
+def short_word_map(Kwg kwg):
+    """The word map of kwg's words of 2..RACK_SIZE letters (shared by every generator on that KWG)."""
+    entry = _SHORT_MAPS.get(id(kwg))
+    if entry is not None and entry[0] is kwg:
+        return entry[1]
+    wm = WordMap(kwg, 2, RACK_SIZE)
+    if len(_SHORT_MAPS) >= _SHORT_MAPS_KEEP:
+        _SHORT_MAPS.pop(next(iter(_SHORT_MAPS)))
+    _SHORT_MAPS[id(kwg)] = (kwg, wm)
+    return wm

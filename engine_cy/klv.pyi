@@ -1,0 +1,33 @@
+# Type stub of the Cython module engine_cy.klv (klv.pyx): KLV2 leave files.
+from collections.abc import Iterable
+from os import PathLike
+from typing import Self
+
+import numpy as np
+from _typeshed import ReadableBuffer
+from numpy.typing import NDArray
+
+from engine_cy.alphabet import LetterDistribution
+from engine_cy.kwg import Kwg
+
+KLV_MAX_VALUE: float
+KLV_MAX_BYTES: int
+
+class Klv:
+    """Leave values in millipoints, looked up by the rank of the sorted leave in the leave graph."""
+
+    def __init__(self, data: ReadableBuffer | Iterable[int]) -> None: ...
+    @property
+    def kwg(self) -> Kwg: ...
+    @property
+    def values_array(self) -> NDArray[np.int32]: ...
+    @property
+    def n_values(self) -> int: ...
+    @classmethod
+    def from_file(cls, path: str | PathLike[str]) -> Self: ...
+    def check_distribution(self, ld: LetterDistribution, max_tiles: int = 6) -> None: ...
+    def leave_index(self, leave: Iterable[int]) -> int: ...
+    def leave_value(self, leave: Iterable[int]) -> int: ...
+    def items(self) -> list[tuple[bytes, int]]: ...
+
+def write_klv2(rows: Iterable[tuple[Iterable[int], float]]) -> bytes: ...
