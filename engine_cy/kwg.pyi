@@ -6,7 +6,6 @@ import numpy as np
 from _typeshed import ReadableBuffer
 from numpy.typing import NDArray
 
-from engine_cy.kwg_build import build_kwg as build_kwg  # old import path: engine_cy.kwg_build
 from engine_cy.kwg_check import LexiconFormatError as LexiconFormatError
 from engine_cy.wordmap import WordMap
 

@@ -16,8 +16,6 @@ import numpy as np
 cimport numpy as cnp
 
 from engine_cy.kwg_check import LexiconFormatError
-# build_kwg's old import path, for callers not yet moved to engine_cy.kwg_build
-from engine_cy.kwg_build import build_kwg
 
 cnp.import_array()
 

@@ -9,11 +9,6 @@ from engine_cy.alphabet import LetterDistribution
 from engine_cy.board import Board
 from engine_cy.klv import Klv
 from engine_cy.kwg import Kwg
-from engine_cy.move import pack as pack  # old import path: engine_cy.move
-from engine_cy.move import unpack as unpack  # old import path: engine_cy.move
-from engine_cy.rules import formed_words as formed_words  # old import path: engine_cy.rules
-from engine_cy.rules import play_error as play_error  # old import path: engine_cy.rules
-from engine_cy.rules import score_play as score_play  # old import path: engine_cy.rules
 
 # a generated move: (kind, row, col, vertical, tiles, score, equity in millipoints, tiles played, leave);
 # tiles per square for a placement (0 = played-through, blank = ml | 0x80), the exchanged tiles for an

@@ -21,8 +21,6 @@ from engine_cy.move cimport Move, MOVE_PLACE, MOVE_EXCHANGE, MOVE_PASS, move_cmp
 from engine_cy.wordmap import short_word_map
 from engine_cy.cross_set import compute_all as _compute_cross_sets
 # the explicit-play helpers' old import path, for callers not yet moved to engine_cy.rules / engine_cy.move
-from engine_cy.rules import score_play, formed_words, play_error
-from engine_cy.move import pack, unpack
 
 cdef extern from "portable.h":
     int ctz64 "macondo_ctz64"(uint64_t) nogil

@@ -65,7 +65,7 @@ def _word_list(rng: random.Random, n: int, alphabet: str, lo: int, hi: int) -> l
 
 def kwg_bases() -> list[bytes]:
     """Small valid KWGs (deterministic): DAWG + GADDAG and DAWG-only, short and long words."""
-    from engine_cy.kwg import build_kwg
+    from engine_cy.kwg_build import build_kwg
 
     rng = random.Random(12345)
     lists = [
@@ -88,7 +88,7 @@ def unshared_kwg(words: list[bytes], gstrings: list[bytes] | None = None) -> byt
     """A DAWG + GADDAG KWG whose GADDAG shares no list with the DAWG (built as two separate graphs, as a
     builder without one interning table for both would write it): post-separator lists are copies. The
     GADDAG holds gstrings (default: the rotations of the words, which makes a valid file)."""
-    from engine_cy.kwg import build_kwg
+    from engine_cy.kwg_build import build_kwg
 
     def nodes_of(data: bytes) -> tuple[int, ...]:
         return struct.unpack(f"<{len(data) // 4}I", data)
@@ -130,7 +130,7 @@ def klv_bases(data_dir: Path | None) -> list[bytes]:
 
 def small_lexicon_kwg() -> bytes:
     """The main lexicon used to exercise mutated leave files in a move generator."""
-    from engine_cy.kwg import build_kwg
+    from engine_cy.kwg_build import build_kwg
 
     return build_kwg(sorted({enc(w) for w in SMALL_WORDS}))
 
@@ -370,7 +370,8 @@ class Exerciser:
 
     def _movegen(self, k, rng: random.Random, words: list[bytes]) -> None:
         from engine_cy.board import Board
-        from engine_cy.movegen import MoveGen, formed_words, play_error
+        from engine_cy.movegen import MoveGen
+        from engine_cy.rules import formed_words, play_error
 
         gen = MoveGen(k, self.ld, None)
         lexicon = set(words)

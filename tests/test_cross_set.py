@@ -6,7 +6,8 @@ import pytest
 
 from engine_cy import cross_set
 from engine_cy.alphabet import LetterDistribution
-from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.kwg import Kwg
+from engine_cy.kwg_build import build_kwg
 from macondo_server.model.cgp import parse_cgp
 from macondo_server.model.tiles import new_board
 

@@ -198,7 +198,8 @@ import importlib.util, random, struct, sys
 spec = importlib.util.spec_from_file_location("fuzz_readers", "fuzz/fuzz_readers.py")
 fuzz = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fuzz)
-from engine_cy.kwg import Kwg, LexiconFormatError, build_kwg
+from engine_cy.kwg import Kwg, LexiconFormatError
+from engine_cy.kwg_build import build_kwg
 
 words = sorted({fuzz.enc(w) for w in fuzz.SMALL_WORDS})
 expected = set().union(*(fuzz._gaddag_strings(w) for w in words))
@@ -278,7 +279,8 @@ def test_gaddag_edits_keeping_the_count_are_rejected():
 
 
 RANGE_CHECKS = """
-from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.kwg import Kwg
+from engine_cy.kwg_build import build_kwg
 k = Kwg(build_kwg([bytes([1, 2]), bytes([2, 1])]))
 n = k.n_nodes
 calls = [lambda: k.node(n), lambda: k.seek(n, 1), lambda: k.seek(1, 1), lambda: k.letter_set(n + 100),
@@ -402,7 +404,7 @@ def _hypothesis_main(kind: str, examples: int) -> None:
     from hypothesis import strategies as st
 
     from engine_cy.klv import write_klv2
-    from engine_cy.kwg import build_kwg
+    from engine_cy.kwg_build import build_kwg
 
     ex = fuzz.Exerciser()
     edit = st.tuples(st.integers(0, 1 << 20), st.sampled_from(["set", "xor", "arc", "tile", "cut", "dup"]),

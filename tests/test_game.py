@@ -7,7 +7,8 @@ import pytest
 from engine_cy import cross_set
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.game import Game, GameError
-from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.kwg import Kwg
+from engine_cy.kwg_build import build_kwg
 from engine_cy.movegen import MoveGen
 from macondo_server.engine.replay import commit, game_from_position, replay_gcg
 from macondo_server.model.cgp import parse_cgp, write_cgp

@@ -78,7 +78,7 @@ def test_shared_leave_files_validate(name):
 
 
 def test_klv_v1_and_strict_sizes():
-    from engine_cy.kwg import LexiconFormatError
+    from engine_cy.kwg_check import LexiconFormatError
 
     v2 = write_klv2([([0], 25.5), ([1, 5], -3.0)])
     k = struct.unpack_from("<I", v2)[0]

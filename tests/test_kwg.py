@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.kwg import Kwg
+from engine_cy.kwg_build import build_kwg
 
 from conftest import LEXICA, needs_csw21, needs_nwl20
 from helpers import enc, gaddag_strings
@@ -118,7 +119,7 @@ def test_csw21_build():
 def test_validated_at_load_kinds_and_counts():
     """Loading validates (LexiconFormatError, a ValueError); counts come with the load; the kind follows
     node 1's shape unless given."""
-    from engine_cy.kwg import LexiconFormatError
+    from engine_cy.kwg_check import LexiconFormatError
 
     assert issubclass(LexiconFormatError, ValueError)
     words = sorted({enc(w) for w in SMALL})
@@ -168,7 +169,7 @@ def _fuzz_module():
 def test_gaddag_must_be_the_rotations_of_the_dawg_words():
     """The validator proves the GADDAG holds exactly the rotations of the DAWG's words,
     whether its post-separator lists are the DAWG's own (our builder, wolges) or copies."""
-    from engine_cy.kwg import LexiconFormatError
+    from engine_cy.kwg_check import LexiconFormatError
 
     fuzz = _fuzz_module()
     words = sorted({enc(w) for w in SMALL})

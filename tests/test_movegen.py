@@ -7,8 +7,10 @@ import pytest
 
 from engine_cy.alphabet import ENGLISH_CSV, LetterDistribution
 from engine_cy.klv import Klv
-from engine_cy.kwg import Kwg, build_kwg
-from engine_cy.movegen import MoveGen, formed_words, score_play
+from engine_cy.kwg import Kwg
+from engine_cy.kwg_build import build_kwg
+from engine_cy.movegen import MoveGen
+from engine_cy.rules import formed_words, score_play
 from macondo_server.engine.facade import Engine, bag_for_mover
 from macondo_server.model.cgp import parse_cgp
 from macondo_server.model.move import Move, format_move, parse_move
@@ -431,7 +433,7 @@ def test_best_mode_equals_full_ranking(registry, seed):
 
 
 def test_small_mode_packs_every_move(registry):
-    from engine_cy.movegen import pack, unpack
+    from engine_cy.move import pack, unpack
 
     lex = registry.get("SCOWL70")
     pos = parse_cgp(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from engine_cy.endgame import EndgameSolver, decode_line
@@ -110,14 +110,14 @@ class EndgameJob:
     def stop(self) -> None:
         self.solver.stop()
 
-    def _result(self, raw: dict) -> EndgameResult:
+    def _result(self, raw: Mapping) -> EndgameResult:
         line = _readable_line(self.game, raw["line"], raw.get("estimated", []), self.lex.ld)
         return EndgameResult(raw["value"], raw["final_spread"], line, raw["depth"], raw["nodes"], raw["seconds"],
                              raw["complete"], self.opts.first_win)
 
     def run(self, progress: Callable[[EndgameResult], None] | None = None,
             stop: threading.Event | None = None) -> EndgameResult:
-        def on_depth(raw: dict) -> None:
+        def on_depth(raw: Mapping) -> None:
             if progress is not None:
                 progress(self._result(raw))
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from engine_cy.cross_set import compute_all
 from engine_cy.infer import InferWorker, count_leaves, enumerate_leaves, sample_leaves
-from engine_cy.movegen import play_error, score_play
+from engine_cy.rules import play_error, score_play
 from macondo_server.engine.facade import EQUITY_SCALE, Engine
 from macondo_server.engine.lexicon import Lexicon
 from macondo_server.model.coords import format_coord, parse_coord

@@ -148,7 +148,7 @@ class LeaveSpace:
 
     def __init__(self, ld: Any) -> None:
         from engine_cy.klv import Klv
-        from engine_cy.kwg import build_kwg
+        from engine_cy.kwg_build import build_kwg
         from engine_cy.leavegen import enumerate_leaves, sub_leave_ranks
 
         self.ld = ld

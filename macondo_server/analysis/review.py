@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine_cy.movegen import formed_words
+from engine_cy.rules import formed_words
 from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions

@@ -237,7 +237,7 @@ def run_autoplay(
             tile_seed = game_seed(seed, g // 2 if pairs else g)
             first = g % 2
             scores, bingos, turns, reason = w.play(tile_seed, first)
-            rec = GameRecord(g, first, tuple(scores), tuple(bingos), turns, reason)
+            rec = GameRecord(g, first, scores, bingos, turns, reason)
             if out_dir is not None:
                 gcg = history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first)
                 gcg.pragmas.append(("lexicon", bot1.lexicon.name))

@@ -229,9 +229,10 @@ class SimJob:
             # with a time limit the inference takes at most half of it (the simulation needs the rest)
             deadline = t_start + opts.max_time / 2 if opts.max_time > 0 else None
             self.inference = infer(engine, last_play, iopts, known=known, stop=stop, deadline=deadline)
-            if self.inference.leave_counts is not None and len(self.inference.leave_counts):
+            counts, weights = self.inference.leave_counts, self.inference.leave_weights
+            if counts is not None and weights is not None and len(counts):
                 for w in self.workers:
-                    w.set_inferred_leaves(self.inference.leave_counts, self.inference.leave_weights)
+                    w.set_inferred_leaves(counts, weights)
         self.t0 = t_start          # the time limit counts the inference too
         self.reason = ""
         if stop is not None and stop.is_set():

@@ -422,7 +422,8 @@ class SessionStore:
                            f"{nick[mover]} loses the turn")
                 racks[mover] = None                # the withdrawal gives the tiles back (the replay does)
             elif rule == "double":
-                rack_s = ld.rack_str(racks[challenger]) if racks[challenger] is not None else ""
+                known = racks[challenger]
+                rack_s = ld.rack_str(known) if known is not None else ""
                 new.append(GcgEvent("pass", nick[challenger], rack_s, cumulative=total[challenger],
                                     note=UNSUCCESSFUL_CHALLENGE))
                 outcome = f"{play_ev.position} {play_ev.word} is valid: {nick[challenger]} loses the turn (double)"

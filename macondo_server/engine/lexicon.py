@@ -19,7 +19,8 @@ import numpy as np
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.klv import Klv
-from engine_cy.kwg import Kwg, build_kwg
+from engine_cy.kwg import Kwg
+from engine_cy.kwg_build import build_kwg
 from engine_cy.movegen import MoveGen
 from macondo_server.engine.settings import PACKAGE_DATA, Settings, cache_dir
 from macondo_server.model.text import excerpt

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.game import Game, GameError
-from engine_cy.movegen import formed_words, play_error
+from engine_cy.rules import formed_words, play_error
 from macondo_server.engine.lexicon import Lexicon
 from macondo_server.model.gcg import GcgEvent, GcgGame
 from macondo_server.model.move import Move, format_move, parse_move
@@ -493,9 +493,9 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
             warnings.append("the game ended after six scoreless turns but the file gives no rack penalties;"
                             " the scores are the file's")
         elif not game.game_over:
-            who = nicks[game.on_turn]
+            on_turn = nicks[game.on_turn]
             warnings.append(f"the game is not finished ({len(events)} events, {game.bag_size} tiles in the bag);"
-                            f" {who} is on turn")
+                            f" {on_turn} is on turn")
         if positions and not positions[-1].racks[0] and not game.game_over and game.bag_size > 0:
             warnings.append(f"the file does not show the rack of {nicks[game.on_turn]}, who is on turn")
     first = players[0] if players else (start.on_turn if start is not None else 0)

@@ -20,7 +20,7 @@ def render_board(pos: Position) -> str:
             if t:
                 cells.append(ld.label(t))
             else:
-                cells.append(_PREMIUM_MARK.get(tuple(board.premium(r, c)), " "))
+                cells.append(_PREMIUM_MARK.get(board.premium(r, c), " "))
         lines.append(f"{r + 1:>2}|" + " ".join(cells) + "|")
     lines.append("   " + "-" * (2 * dim - 1))
     return "\n".join(lines)

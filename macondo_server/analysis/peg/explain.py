@@ -69,17 +69,17 @@ def eventuality(job: PegJob, letters: str) -> str:
         choice = w.opponent_choice(mt, seq, opp) if opts.opponent_model == "solver" and t < job.k else None
         if choice is not None and not choice[2]:
             choice = None   # no play of theirs to choose from: every reply is judged, as the solver does
-        kind, *rest = ("choice",) if choice is not None else w.reply_outcomes(mt, seq, opp)
-        if kind == "endgame":
-            outcome, spread = rest
+        replied = None if choice is not None else w.reply_outcomes(mt, seq, opp)
+        if replied is not None and replied[0] == "endgame":
+            outcome = replied[1]
             line, final = _endgame_line(job, after_pos)
             lines.append(f"  the bag is empty: an endgame with the opponent to move, {opts.endgame_plies} "
                          f"plies: best line {line}; final spread for us {-final:+d}")
         elif choice is not None:
             lines += _choice_lines(choice, after_pos, ld)
             outcome = max((o for _, o, _ in choice[2]), default=WIN)
-        else:
-            replies = rest[0]
+        elif replied is not None and replied[0] == "replies":
+            replies = replied[1]
             tally = {WIN: 0, DRAW: 0, UNRESOLVED: 0, LOSS: 0}
             for _, o in replies:
                 tally[o] += 1
