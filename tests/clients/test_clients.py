@@ -1,5 +1,5 @@
 """Clients: the typed Python client, the shell driven as a user would (scripted stdin and a pseudo-terminal),
-the bot harness against a live server (the TypeScript client: tests/test_connect_node.py)."""
+the bot harness against a live server (the TypeScript client: tests/api/test_connect_node.py)."""
 
 from __future__ import annotations
 
@@ -245,7 +245,7 @@ def test_bots_cli_two_strategies(server, capsys):
     assert "unknown strategy 'greedy'" in capsys.readouterr().err
 
 
-# (the TypeScript client under Node, over Connect, gRPC-Web and gRPC: tests/test_connect_node.py)
+# (the TypeScript client under Node, over Connect, gRPC-Web and gRPC: tests/api/test_connect_node.py)
 
 
 @needs_cases

@@ -25,7 +25,7 @@ from macondo_server.model.gcg import GcgEvent, GcgGame, parse_gcg, write_gcg
 from macondo_server.model.position import Position
 from macondo_server.model.text import MAX_GCG_EVENTS, FormatError
 
-_BENCH = Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_parsers.py"
+_BENCH = Path(__file__).resolve().parents[2] / "fuzz" / "fuzz_parsers.py"
 _spec = importlib.util.spec_from_file_location("fuzz_parsers", _BENCH)
 assert _spec is not None and _spec.loader is not None
 fz = importlib.util.module_from_spec(_spec)

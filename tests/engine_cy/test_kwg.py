@@ -159,7 +159,7 @@ def _fuzz_module():
 
     if "fuzz_readers" not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            "fuzz_readers", Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_readers.py")
+            "fuzz_readers", Path(__file__).resolve().parents[2] / "fuzz" / "fuzz_readers.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules["fuzz_readers"] = module
         spec.loader.exec_module(module)
