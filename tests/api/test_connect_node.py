@@ -20,7 +20,7 @@ EMPTY = "/".join(["15"] * 15)
 
 
 def build_ts_client() -> str | None:
-    """The client built (web/build.py: npm install from the lock, buf generate from proto/, tsc;
+    """The client built (web/build.py: npm ci from the lock, buf generate from proto/, tsc;
     skipped when nothing changed); the reason when that cannot be done here."""
     try:
         return runpy.run_path(str(ROOT / "web" / "build.py"))["build"]()
