@@ -37,12 +37,13 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from macondo_server.model.tiles import new_board
 from macondo_server.runtime.cluster import (
+    Cluster,
     ClusterError,
     cancel_quietly,
     import_distributed,
@@ -52,6 +53,12 @@ from macondo_server.runtime.cluster import (
     stop_quietly,
     worker_lexicon,
 )
+
+if TYPE_CHECKING:
+    from engine_cy.alphabet import LetterDistribution
+    from engine_cy.klv import Klv
+    from engine_cy.leavegen import LeaveGenWorker
+    from macondo_server.engine.lexicon import Lexicon
 
 RACK_SIZE = 7
 MAX_LEAVE = RACK_SIZE - 1
@@ -93,7 +100,7 @@ class TrainOptions:
         if not 1 <= self.pool <= 100:
             raise TrainError(f"pooled rounds must be 1 to 100, got {self.pool}")
 
-    def same_run(self) -> dict:
+    def same_run(self) -> dict[str, Any]:
         """The options a resumed run must share with the original (rounds may grow)."""
         d = asdict(self)
         d.pop("rounds")
@@ -125,16 +132,19 @@ class RoundFigures:
 
 @dataclass
 class TrainState:
+    """What state.json holds (JSON): the options (TrainOptions as a dict), the letter distribution (name and
+    tile counts) and the figures of every finished round (RoundFigures as dicts)."""
+
     version: int
-    options: dict
-    distribution: dict
-    rounds: list[dict] = field(default_factory=list)
+    options: dict[str, Any]
+    distribution: dict[str, Any]
+    rounds: list[dict[str, Any]] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------ the leave graph
 
 
-def all_leaves(ld: Any, max_len: int = MAX_LEAVE) -> list[bytes]:
+def all_leaves(ld: LetterDistribution, max_len: int = MAX_LEAVE) -> list[bytes]:
     """Every multiset of 1 to max_len tiles the distribution allows, as sorted machine letters, sorted."""
     from engine_cy.leavegen import enumerate_leaves
 
@@ -146,7 +156,7 @@ class LeaveSpace:
     """Every leave of a distribution, ranked as in the KLV2 graph, with the ranks of each leave's sub-leaves
     (one tile removed) and single tiles for the sub-leave prior."""
 
-    def __init__(self, ld: Any) -> None:
+    def __init__(self, ld: LetterDistribution) -> None:
         from engine_cy.klv import Klv
         from engine_cy.kwg_build import build_kwg
         from engine_cy.leavegen import enumerate_leaves, sub_leave_ranks
@@ -163,7 +173,7 @@ class LeaveSpace:
         self.sub, self.single = sub_leave_ranks(self.graph, self.tiles, self.lengths)
         self._names: list[str] | None = None
 
-    def values_of(self, klv: Any) -> np.ndarray:
+    def values_of(self, klv: Klv) -> np.ndarray:
         """A Klv's values (points) for every leave of the space (0 where it has none)."""
         return np.array([klv.leave_value(w) for w in self.leaves], dtype=np.float64) / 1000.0
 
@@ -181,10 +191,10 @@ class LeaveSpace:
         return "leave,value\n" + "".join(f"{n},{v:.4f}\n" for n, v in zip(self._names, vals, strict=True))
 
 
-_SPACES: dict[tuple, LeaveSpace] = {}
+_SPACES: dict[tuple[str, tuple[int, ...]], LeaveSpace] = {}   # (name, tile counts) -> its space
 
 
-def leave_space(ld: Any) -> LeaveSpace:
+def leave_space(ld: LetterDistribution) -> LeaveSpace:
     """The LeaveSpace of a distribution (built once per process: about a million leaves for English)."""
     key = (ld.name, tuple(ld.count(i) for i in range(ld.size)))
     if key not in _SPACES:
@@ -258,11 +268,28 @@ def _worker_games(klv_path: str, forced_path: str | None, forced: float, round_s
 
 # ------------------------------------------------------------------ Dask tasks (--cluster)
 
-_W_GEN: dict[int, tuple] = {}      # worker thread -> (what its LeaveGenWorker plays, the LeaveGenWorker)
+# a chunk of games played: rack codes, equities, forced flags (one per recorded rack), games
+ChunkResult = tuple[np.ndarray, np.ndarray, np.ndarray, int]
+# what a thread's LeaveGenWorker plays: lexicon, fingerprint, values' and forced leaves' SHA-256, forced share
+_GenKey = tuple[str, str, str, str | None, float]
+
+_W_GEN: dict[int, tuple[_GenKey, LeaveGenWorker]] = {}   # worker thread -> (what it plays, its LeaveGenWorker)
 
 
-def train_games_task(spec: dict, klv_data: bytes, forced_rows: np.ndarray | None, start: int,
-                     stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+class TrainSpec(TypedDict):
+    """What every task of a round carries (see train_games_task)."""
+
+    lexicon: str
+    fingerprint: str
+    run: str
+    klv_sha: str
+    forced_sha: str | None
+    forced: float
+    round_seed: int
+
+
+def train_games_task(spec: TrainSpec, klv_data: bytes, forced_rows: np.ndarray | None, start: int,
+                     stop: int) -> ChunkResult | None:
     """Runs on a Dask worker: games start..stop-1 of a round, as _worker_games plays them. `spec`: the
     lexicon's name and fingerprint (loaded once per worker process, checked, by cluster.worker_lexicon), the
     SHA-256 of the round's values and forced leaves (a thread keeps its game worker while they are the same),
@@ -276,7 +303,7 @@ def train_games_task(spec: dict, klv_data: bytes, forced_rows: np.ndarray | None
     if run_stopped(run):
         return None
     lex = worker_lexicon(spec["lexicon"], spec["fingerprint"])
-    key = (spec["lexicon"], spec["fingerprint"], spec["klv_sha"], spec["forced_sha"], spec["forced"])
+    key: _GenKey = (spec["lexicon"], spec["fingerprint"], spec["klv_sha"], spec["forced_sha"], spec["forced"])
     tid = threading.get_ident()
     have = _W_GEN.get(tid)
     if have is None or have[0] != key:
@@ -297,6 +324,9 @@ def train_games_task(spec: dict, klv_data: bytes, forced_rows: np.ndarray | None
 
 
 # ------------------------------------------------------------------ where a round's games run
+
+# a chunk's future: a concurrent.futures.Future (_LocalGames) or a Dask Future (_ClusterGames) of a ChunkResult
+_ChunkFuture = Any
 
 
 class _LocalGames:
@@ -327,18 +357,19 @@ class _LocalGames:
             os.replace(forced_path + ".tmp", forced_path)
         self.args = (str(play_path), forced_path, forced, round_seed)
 
-    def submit(self, start: int, stop: int) -> Any:
+    def submit(self, start: int, stop: int) -> _ChunkFuture:
         klv_path, forced_path, forced, round_seed = self.args
         return self.pool.submit(_worker_games, klv_path, forced_path, forced, round_seed, start, stop)
 
-    def wait(self, pending: set, timeout: float) -> tuple[set, set]:
+    def wait(self, pending: set[_ChunkFuture], timeout: float) -> tuple[set[_ChunkFuture], set[_ChunkFuture]]:
         done, rest = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
         return set(done), set(rest)
 
-    def result(self, fut: Any) -> tuple | None:
-        return fut.result()
+    def result(self, fut: _ChunkFuture) -> ChunkResult | None:
+        res: ChunkResult = fut.result()
+        return res
 
-    def cancel(self, pending: set) -> None:
+    def cancel(self, pending: set[_ChunkFuture]) -> None:
         for f in pending:
             f.cancel()
 
@@ -354,14 +385,15 @@ class _ClusterGames:
     and forced leaves are scattered to every worker once per round; small batches so every worker thread
     has work, two per thread in flight."""
 
-    def __init__(self, cluster: Any, lexicon: str, fingerprint: str) -> None:
+    def __init__(self, cluster: Cluster, lexicon: str, fingerprint: str) -> None:
         self.distributed = import_distributed()
         self.cluster = cluster
         self.client = cluster.client
         self.run = new_run_id()
-        self.base = {"lexicon": lexicon, "fingerprint": fingerprint, "run": self.run}
-        self.spec: dict = {}
-        self.data: list = []
+        self.lexicon = lexicon
+        self.fingerprint = fingerprint
+        self.spec: TrainSpec | None = None        # the round's (begin)
+        self.data: list[Any] = []                 # the round's scattered values and forced leaves (Futures)
         self.seen = [time.monotonic(), 0.0]
 
     def slots(self) -> int:
@@ -371,9 +403,10 @@ class _ClusterGames:
         return max(1, min(CHUNK_GAMES, games // (4 * self.slots())))
 
     def begin(self, klv: bytes, forced_rows: np.ndarray | None, forced: float, round_seed: int) -> None:
-        self.spec = dict(self.base, klv_sha=hashlib.sha256(klv).hexdigest(),
-                         forced_sha=hashlib.sha256(forced_rows.tobytes()).hexdigest()
-                         if forced_rows is not None else None, forced=forced, round_seed=round_seed)
+        self.spec = {"lexicon": self.lexicon, "fingerprint": self.fingerprint, "run": self.run,
+                     "klv_sha": hashlib.sha256(klv).hexdigest(),
+                     "forced_sha": hashlib.sha256(forced_rows.tobytes()).hexdigest()
+                     if forced_rows is not None else None, "forced": forced, "round_seed": round_seed}
         try:
             self.data = [self.client.scatter(klv, broadcast=True, hash=False),
                          self.client.scatter(forced_rows, broadcast=True, hash=False)
@@ -381,11 +414,13 @@ class _ClusterGames:
         except Exception as exc:  # noqa: BLE001 (a cluster gone: one line for the user)
             raise ClusterError(f"cannot send the round's leave values to the cluster: {one_line(exc)}") from None
 
-    def submit(self, start: int, stop: int) -> Any:
-        return self.client.submit(train_games_task, self.spec, self.data[0], self.data[1], start, stop,
-                                  pure=False, key=f"leavetrain-{self.run}-{self.spec['round_seed']}-{start}")
+    def submit(self, start: int, stop: int) -> _ChunkFuture:
+        spec = self.spec
+        assert spec is not None, "begin() comes first"
+        return self.client.submit(train_games_task, spec, self.data[0], self.data[1], start, stop,
+                                  pure=False, key=f"leavetrain-{self.run}-{spec['round_seed']}-{start}")
 
-    def wait(self, pending: set, timeout: float) -> tuple[set, set]:
+    def wait(self, pending: set[_ChunkFuture], timeout: float) -> tuple[set[_ChunkFuture], set[_ChunkFuture]]:
         self.cluster.watch_workers(self.seen)
         try:
             done = set(self.distributed.wait(list(pending), timeout=timeout, return_when="FIRST_COMPLETED").done)
@@ -393,15 +428,16 @@ class _ClusterGames:
             done = set()
         return done, pending - done
 
-    def result(self, fut: Any) -> tuple | None:
+    def result(self, fut: _ChunkFuture) -> ChunkResult | None:
         try:
-            return fut.result()
+            res: ChunkResult | None = fut.result()
+            return res
         except ClusterError as exc:     # a worker whose lexicon differs: a set-up problem
             raise ClusterError(str(exc), precondition=True) from None
         except Exception as exc:  # noqa: BLE001 (a task failing on every worker tried)
             raise ClusterError(f"a leave-training task failed on the cluster: {one_line(exc)}") from None
 
-    def cancel(self, pending: set) -> None:
+    def cancel(self, pending: set[_ChunkFuture]) -> None:
         cancel_quietly(self.client, pending)
         stop_quietly(self.client, self.run)
 
@@ -435,8 +471,8 @@ def _round_seed(seed: int, r: int) -> int:
 class LeaveTrainer:
     """One training run in `out_dir` (see the module docstring)."""
 
-    def __init__(self, lexicon: Any, options: TrainOptions, out_dir: Path, workers: int = 1,
-                 resume: bool = False, start_klv: Any = None) -> None:
+    def __init__(self, lexicon: Lexicon, options: TrainOptions, out_dir: Path, workers: int = 1,
+                 resume: bool = False, start_klv: Klv | None = None) -> None:
         options.validate()
         if not 1 <= workers <= MAX_WORKERS:
             raise TrainError(f"workers must be 1 to {MAX_WORKERS}, got {workers}")
@@ -447,8 +483,8 @@ class LeaveTrainer:
         self.out = Path(out_dir)
         self.workers = workers
         self.start_klv = start_klv
-        self.distribution = {"name": lexicon.ld.name,
-                             "counts": [lexicon.ld.count(i) for i in range(lexicon.ld.size)]}
+        self.distribution: dict[str, Any] = {"name": lexicon.ld.name,
+                                             "counts": [lexicon.ld.count(i) for i in range(lexicon.ld.size)]}
         state_path = self.out / STATE_FILE
         if resume:
             self.state = self._read_state(state_path)
@@ -506,7 +542,7 @@ class LeaveTrainer:
 
     def run(self, progress: Callable[[int, int, int], None] | None = None,
             on_round: Callable[[RoundFigures], None] | None = None,
-            stop: Callable[[], bool] | None = None, cluster: Any = None,
+            stop: Callable[[], bool] | None = None, cluster: Cluster | None = None,
             fingerprint: str | None = None) -> list[RoundFigures]:
         """Play the rounds not done yet. progress(round, games done, games) is called as chunks finish;
         on_round after each round is saved. stop() true ends the run after the round in progress is
@@ -556,8 +592,8 @@ class LeaveTrainer:
         games.begin(space.klv2(values), forced_rows, opts.forced, round_seed)
         size = games.chunk(opts.games)
         chunks = [(s, min(s + size, opts.games)) for s in range(0, opts.games, size)]
-        results: list[tuple] = []
-        pending: set = set()
+        results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        pending: set[_ChunkFuture] = set()
         it = iter(chunks)
         done_games = 0
         # keep a few chunks queued per worker so a stop does not wait for the whole round
@@ -615,7 +651,8 @@ class LeaveTrainer:
         self._save_round(space, r, new_values, nobs, fig)
         return fig, new_values
 
-    def refit(self, space: LeaveSpace, codes: np.ndarray, eqs: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    def refit(self, space: LeaveSpace, codes: np.ndarray,
+              eqs: np.ndarray) -> tuple[np.ndarray, np.ndarray, RefitStats]:
         from engine_cy.leavegen import accumulate
 
         uniq, inv, cnt = np.unique(codes, return_inverse=True, return_counts=True)
@@ -646,6 +683,11 @@ class LeaveTrainer:
         _write_atomic(self.out / f"{name}.csv", csv)
         self.state.rounds.append(asdict(fig))
         _write_atomic(self.out / STATE_FILE, json.dumps(asdict(self.state), indent=1).encode())
+
+
+class RefitStats(TypedDict):
+    distinct: int           # distinct racks
+    mean_equity: float      # points: mean best-play equity of the racks
 
 
 def _round_name(r: int, suffix: str) -> str:

@@ -29,16 +29,25 @@ import mimetypes
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from concurrent import futures
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import grpc
 from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 
 from macondo_server.engine.settings import PACKAGE_DATA
+
+if TYPE_CHECKING:
+    from connectrpc._server_shared import EndpointServerStream, EndpointUnary
+    from connectrpc.method import MethodInfo
+    from connectrpc.request import RequestContext
+    from connectrpc.server import ConnectASGIApplication
+
+    # the endpoints served here (connectrpc.server.Endpoint's kinds that a ConnectASGIApplication takes)
+    ServedEndpoint = EndpointUnary[Any, Any] | EndpointServerStream[Any, Any]
 
 log = logging.getLogger("macondo.http")
 
@@ -53,6 +62,14 @@ CORS_EXPOSE_HEADERS = ("grpc-status", "grpc-message", "grpc-status-details-bin",
                        "connect-content-encoding", "content-encoding")
 _STREAM_END = object()
 
+# ASGI (https://asgi.readthedocs.io): the connection scope and the events are dicts of JSON-like values
+AsgiMessage = dict[str, Any]
+AsgiReceive = Callable[[], Awaitable[AsgiMessage]]
+AsgiSend = Callable[[AsgiMessage], Awaitable[None]]
+# a servicer method (request message, context) -> response message, or an iterator of them (streams)
+UnaryImpl = Callable[[Any, "ConnectServicerContext"], Any]
+StreamImpl = Callable[[Any, "ConnectServicerContext"], Iterable[Any]]
+
 
 class HttpStartError(OSError):
     """The HTTP port cannot start (address in use, a non-loopback address without a token, no web build)."""
@@ -65,11 +82,12 @@ class _Metadatum(NamedTuple):
     value: str
 
 
-class ConnectAbort(grpc.RpcError):
+class ConnectAbort(grpc.RpcError):  # type: ignore[misc]  # (grpc ships no type information: RpcError is Any)
     """Raised by ConnectServicerContext.abort: the servicer's error, turned into a Connect error by the
     endpoint (a grpc.RpcError so the servicer's guard lets it through as it does gRPC's own abort)."""
 
-    def __init__(self, code: grpc.StatusCode, details: str, trailing: tuple = ()) -> None:
+    def __init__(self, code: grpc.StatusCode, details: str,
+                 trailing: tuple[tuple[str, str | bytes], ...] = ()) -> None:
         super().__init__(details)
         self.status_code = code
         self.details_text = details
@@ -177,13 +195,13 @@ def _unexpected(ctx: ConnectServicerContext, exc: Exception) -> Exception:
 
 # ---------------------------------------------------------------------------------------------- endpoints
 
-def _context_for(rctx: Any) -> ConnectServicerContext:
+def _context_for(rctx: RequestContext[Any, Any]) -> ConnectServicerContext:
     hdrs = rctx.request_headers
     headers = list(hdrs.allitems() if hasattr(hdrs, "allitems") else hdrs.items())
     return ConnectServicerContext(rctx.client_address, headers, rctx.timeout_ms)
 
 
-def method_info(service: ServiceDescriptor, name: str) -> Any:
+def method_info(service: ServiceDescriptor, name: str) -> MethodInfo[Any, Any]:
     """connectrpc's MethodInfo of one method, from its descriptor (google.protobuf message classes)."""
     from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 
@@ -198,12 +216,12 @@ def method_info(service: ServiceDescriptor, name: str) -> Any:
 
 
 def build_endpoints(service: ServiceDescriptor, servicer: object, pool: futures.Executor,
-                    methods: Iterable[str] | None = None) -> dict[str, Any]:
+                    methods: Iterable[str] | None = None) -> dict[str, ServedEndpoint]:
     """URL path -> Connect endpoint for every unary and server-streaming method of `service` (or the named
     `methods`), each calling the servicer's method of the same name in `pool` with a ConnectServicerContext."""
     from connectrpc.server import Endpoint
 
-    endpoints: dict[str, Any] = {}
+    endpoints: dict[str, ServedEndpoint] = {}
     for md in service.methods:
         if methods is not None and md.name not in methods:
             continue
@@ -221,8 +239,9 @@ def build_endpoints(service: ServiceDescriptor, servicer: object, pool: futures.
     return endpoints
 
 
-def _unary_handler(impl: Callable, pool: futures.Executor):
-    async def handle(request: Any, rctx: Any) -> Any:
+def _unary_handler(impl: UnaryImpl,
+                   pool: futures.Executor) -> Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]]:
+    async def handle(request: Any, rctx: RequestContext[Any, Any]) -> Any:
         ctx = _context_for(rctx)
         loop = asyncio.get_running_loop()
         try:
@@ -241,11 +260,13 @@ def _unary_handler(impl: Callable, pool: futures.Executor):
     return handle
 
 
-def _stream_handler(impl: Callable, pool: futures.Executor):
-    async def handle(request: Any, rctx: Any) -> AsyncIterator[Any]:
+def _stream_handler(impl: StreamImpl,
+                    pool: futures.Executor) -> Callable[[Any, RequestContext[Any, Any]], AsyncIterator[Any]]:
+    async def handle(request: Any, rctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         ctx = _context_for(rctx)
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
+        # the stream's messages, then _STREAM_END or the exception that ended it
+        queue: asyncio.Queue[Any] = asyncio.Queue()
 
         def put(item: Any) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, item)
@@ -304,11 +325,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _connect_app(endpoints: Mapping[str, Any], max_request_bytes: int):
+def _connect_app(endpoints: Mapping[str, ServedEndpoint],
+                 max_request_bytes: int) -> ConnectASGIApplication[object]:
     from connectrpc.compat import google_protobuf_codecs
     from connectrpc.server import ConnectASGIApplication
 
-    class _App(ConnectASGIApplication):
+    class _App(ConnectASGIApplication[object]):
         @property
         def path(self) -> str:
             return "/"
@@ -321,7 +343,7 @@ def _connect_app(endpoints: Mapping[str, Any], max_request_bytes: int):
 class Gateway:
     """The ASGI application of the HTTP port: security layer + Connect endpoints + health + web board."""
 
-    endpoints: dict[str, Any]
+    endpoints: dict[str, ServedEndpoint]
     options: HttpOptions
     healthy: Callable[[], bool] = lambda: True
     _connect: Any = field(init=False, default=None)
@@ -332,7 +354,7 @@ class Gateway:
             raise HttpStartError(f"--web: the board is not built ({WEB_DIR / 'index.html'} is missing; "
                                  "`python3 dev.py install` or `python3 web/build.py` builds it)")
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: AsgiMessage, receive: AsgiReceive, send: AsgiSend) -> None:
         if scope["type"] == "lifespan":
             while True:
                 msg = await receive()
@@ -388,7 +410,7 @@ class Gateway:
         scheme, _, given = auth.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.options.token.encode())
 
-    async def _preflight(self, send: Callable, origin: str | None, headers: Mapping[str, str]) -> None:
+    async def _preflight(self, send: AsgiSend, origin: str | None, headers: Mapping[str, str]) -> None:
         out = [(b"content-length", b"0")]
         if origin is not None:
             out += [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin"),
@@ -399,11 +421,11 @@ class Gateway:
         await send({"type": "http.response.body", "body": b""})
 
     @staticmethod
-    def _with_cors(send: Callable, origin: str | None) -> Callable:
+    def _with_cors(send: AsgiSend, origin: str | None) -> AsgiSend:
         if origin is None:
             return send
 
-        async def cors_send(message: dict) -> None:
+        async def cors_send(message: AsgiMessage) -> None:
             if message["type"] == "http.response.start":
                 message = dict(message)
                 message["headers"] = [*message.get("headers", []),
@@ -414,7 +436,7 @@ class Gateway:
 
         return cors_send
 
-    async def _static(self, send: Callable, path: str, head: bool) -> None:
+    async def _static(self, send: AsgiSend, path: str, head: bool) -> None:
         rel = path.lstrip("/") or "index.html"
         root = WEB_DIR.resolve()
         target = (root / rel).resolve()
@@ -435,13 +457,13 @@ class Gateway:
         await send({"type": "http.response.body", "body": b"" if head else body})
 
 
-async def _plain(send: Callable, status: int, ctype: str, body: bytes) -> None:
+async def _plain(send: AsgiSend, status: int, ctype: str, body: bytes) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
 
 
-async def _error(send: Callable, status: int, code: str, message: str) -> None:
+async def _error(send: AsgiSend, status: int, code: str, message: str) -> None:
     """An error before the Connect runtime: HTTP status (which Connect clients map to a code) and the Connect
     error body {"code", "message"} (which unary clients read)."""
     await _plain(send, status, "application/json", json.dumps({"code": code, "message": message}).encode())

@@ -14,6 +14,7 @@ import time
 from concurrent import futures
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import FrameType
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -170,7 +171,7 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
     # Event.wait() without a timeout then never returns); nor may the handler take a lock the main thread holds.
     signalled: list[int] = []
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         signalled.append(signum)
 
     # handlers first: a signal during start-up (lexicon loading) already shuts down cleanly

@@ -10,11 +10,14 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from typing import NoReturn, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from macondo_server.engine.lexicon import LexiconRegistry
 from macondo_server.engine.settings import Settings
+
+if TYPE_CHECKING:
+    from macondo_server.engine.facade import Engine
 
 
 class CliError(Exception):
@@ -35,13 +38,14 @@ def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str 
     engine runs without the GIL."""
     if threading.current_thread() is not threading.main_thread():
         return run()
-    out: dict = {}
+    result: list[T] = []               # what run() returned, or
+    error: list[BaseException] = []    # what it raised
 
     def work() -> None:
         try:
-            out["result"] = run()
+            result.append(run())
         except BaseException as exc:  # noqa: BLE001 (re-raised in the main thread)
-            out["error"] = exc
+            error.append(exc)
 
     interrupts = 0
 
@@ -65,19 +69,19 @@ def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str 
             worker.join(0.05)
     finally:
         signal.signal(signal.SIGINT, previous)
-    if "error" in out:
-        raise out["error"]
-    return out["result"]
+    if error:
+        raise error[0]
+    return result[0]
 
 
-def engine_for(args: argparse.Namespace):
+def engine_for(args: argparse.Namespace) -> Engine:
     from macondo_server.engine.facade import Engine
 
     return Engine(Settings.load(args.data_dir))
 
 
 @contextlib.contextmanager
-def children_ignore_ctrl_c():
+def children_ignore_ctrl_c() -> Iterator[None]:
     """Processes started inside (a local cluster's workers) ignore SIGINT: a Ctrl-C at the terminal reaches
     the whole process group, and the stop is this process's to make (it cancels their tasks); without this
     the workers die with a traceback each. Ctrl-C is ignored here meanwhile (the cluster's start)."""

@@ -57,7 +57,7 @@ def cmd_lexicon_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     lex = sub.add_parser("lexicon", help="build and query lexica (KWG word graphs)")
     lsub = lex.add_subparsers(dest="lexicon_command", metavar="ACTION")

@@ -94,7 +94,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
         raise CliError(exc.message) from None
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     sv = sub.add_parser("serve", help="run the gRPC engine server")
     sv.add_argument("--host", default="127.0.0.1")

@@ -147,7 +147,7 @@ class LexiconRegistry:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.load()
         self._cache: dict[str, Lexicon] = {}
-        self._failed: dict[str, tuple[tuple, LexiconError]] = {}
+        self._failed: dict[str, tuple[tuple[tuple[str, int, int], ...], LexiconError]] = {}
         self._lock = threading.Lock()
 
     def _listed(self, suffixes: tuple[str, ...], keep: Callable[[str], object]) -> list[str]:
@@ -187,10 +187,10 @@ class LexiconRegistry:
             self._cache[name] = lex
             return lex
 
-    def _stamp(self, name: str) -> tuple:
+    def _stamp(self, name: str) -> tuple[tuple[str, int, int], ...]:
         """Size and modification time of every file that makes up lexicon `name` (a changed file is read
         again after a failure)."""
-        out = []
+        out: list[tuple[str, int, int]] = []
         for suffix in (".kwg", ".txt", ".klv2"):
             p = self._find(name, suffix)
             if p is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine_cy.alphabet import LetterDistribution
@@ -519,17 +519,19 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
                         warnings=warnings, start=begin, start_player=first)
 
 
-def _seen_position(game: Game, ops: dict[str, str], reveal: tuple[str | None, str | None], known_rack,
-                   st: _Replay, next_is_phony: bool) -> Position:
+def _seen_position(game: Game, ops: dict[str, str], reveal: tuple[str | None, str | None],
+                   known_rack: Callable[[str | None], list[int] | None], st: _Replay,
+                   next_is_phony: bool) -> Position:
     """The position as the player on turn knows it (see ReplayResult.positions)."""
     p = game.on_turn
     pos = position_from_game(game, ops)
     own_reveal = known_rack(reveal[p])
+    own: list[int]
     if game.game_over:
         own = game.rack(p)
     elif own_reveal is None and game.bag_size > 0:
         own = []                 # the file never shows it: unknown, not made up
-    elif next_is_phony:
+    elif next_is_phony and own_reveal is not None:
         own = own_reveal         # the engine's racks wait for the withdrawal
     else:
         own = game.rack(p)       # the engine holds the revealed rack
@@ -548,7 +550,8 @@ def _seen_position(game: Game, ops: dict[str, str], reveal: tuple[str | None, st
 
 
 def _apply_event(game: Game, ev: GcgEvent, player: int, n: int,
-                 reveals: list[tuple[str | None, str | None]], known_rack, lex: Lexicon, st: _Replay) -> None:
+                 reveals: list[tuple[str | None, str | None]], known_rack: Callable[[str | None], list[int] | None],
+                 lex: Lexicon, st: _Replay) -> None:
     """One GCG event on the game; errors name the problem, the caller adds the line."""
     ld = lex.ld
     rack = _event_rack(ld, ev.rack, "rack") if ev.rack else None
@@ -679,7 +682,7 @@ def _hold(game: Game, player: int, tiles: Sequence[int]) -> None:
     game.fill_rack(player)
 
 
-def _event_rack(ld, text: str, what: str) -> list[int]:
+def _event_rack(ld: LetterDistribution, text: str, what: str) -> list[int]:
     tiles = rack_tiles(ld, text, what, fold_case=True)
     if len(tiles) > RACK_SIZE:
         raise FormatError(f"{what} {excerpt(text)} has {len(tiles)} tiles; at most {RACK_SIZE}")

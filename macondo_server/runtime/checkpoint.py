@@ -13,6 +13,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 SCHEMA_VERSION = 1
@@ -25,7 +26,7 @@ class CheckpointError(ValueError):
     """The checkpoint file cannot be used (one line, naming the file)."""
 
 
-def solve_key(parts: dict) -> str:
+def solve_key(parts: Mapping[str, object]) -> str:
     """The key of a solve: SHA-256 of its identifying parts (canonical JSON)."""
     text = json.dumps(dict(parts, solver_version=SOLVER_VERSION), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
@@ -34,7 +35,7 @@ def solve_key(parts: dict) -> str:
 class CheckpointStore:
     """Finished items of pre-endgame solves: (key, phase, play, draw) -> (outcome, spread)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)
         self.path = p
         if p.is_dir():
@@ -101,9 +102,12 @@ class CheckpointStore:
 
     def count(self, key: str, phase: str | None = None) -> int:
         with self._lock:
+            n: int
             if phase is None:
-                return self._db.execute("SELECT COUNT(*) FROM items WHERE key=?", (key,)).fetchone()[0]
-            return self._db.execute("SELECT COUNT(*) FROM items WHERE key=? AND phase=?", (key, phase)).fetchone()[0]
+                n = self._db.execute("SELECT COUNT(*) FROM items WHERE key=?", (key,)).fetchone()[0]
+            else:
+                n = self._db.execute("SELECT COUNT(*) FROM items WHERE key=? AND phase=?", (key, phase)).fetchone()[0]
+            return n
 
     def close(self) -> None:
         with self._lock:

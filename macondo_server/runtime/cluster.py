@@ -24,12 +24,17 @@ import threading
 import time
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, TypeVar, cast
 
 from macondo_server import __version__
 from macondo_server.engine.facade import Engine
+from macondo_server.engine.lexicon import Lexicon
+
+if TYPE_CHECKING:
+    from distributed import Client, Future, LocalCluster
 
 # the task and result formats (this module's and the solvers' tasks); a client and its workers must agree
 # on it (and on the package version)
@@ -78,7 +83,7 @@ def parse_cluster_spec(spec: str) -> tuple[str, Any]:
     return "address", text
 
 
-def import_distributed():
+def import_distributed() -> ModuleType:
     """The `distributed` module, or a ClusterError naming the extra to install."""
     try:
         import distributed
@@ -88,7 +93,16 @@ def import_distributed():
     return distributed
 
 
-def _worker_info() -> dict:
+class WorkerInfo(TypedDict):
+    """What a worker reports before it is sent work (_worker_info)."""
+
+    macondo: str
+    protocol: int
+    python: str
+    pid: int
+
+
+def _worker_info() -> WorkerInfo:
     """Runs on each worker: what the client checks before sending work."""
     import sys
 
@@ -104,7 +118,8 @@ class Cluster:
         kind, value = parse_cluster_spec(spec)
         distributed = import_distributed()
         self.spec = spec
-        self.local = None
+        self.local: LocalCluster | None = None
+        self.client: Client
         self._lock = threading.Lock()
         try:
             if kind == "local":
@@ -142,14 +157,15 @@ class Cluster:
 
     def address_for_workers(self) -> str:
         try:
-            return str(self.client.scheduler.address)
+            scheduler = self.client.scheduler
+            return str(scheduler.address) if scheduler is not None else self.spec
         except Exception:  # noqa: BLE001
             return self.spec
 
     def check_versions(self) -> None:
         """Every worker runs this package's version and task protocol (else a clear error, no work sent)."""
         try:
-            infos = self.client.run(_worker_info)
+            infos: dict[str, WorkerInfo] = self.client.run(_worker_info)
         except Exception as exc:  # noqa: BLE001
             raise ClusterError(f"a worker of {self.spec} cannot run the engine (is macondo-py installed there?): "
                                f"{one_line(exc)}") from None
@@ -162,7 +178,8 @@ class Cluster:
 
     def nthreads(self) -> int:
         try:
-            return max(1, sum(self.client.nthreads().values()))
+            threads: dict[str, int] = self.client.nthreads()
+            return max(1, sum(threads.values()))
         except Exception:  # noqa: BLE001
             return 1
 
@@ -214,14 +231,15 @@ def one_line(exc: BaseException) -> str:
 
 # ---------------------------------------------------------------------------------------- fingerprints
 
-_FP_CACHE: dict[tuple, str] = {}
+# (suffix, path, size, modification time) of each file of a lexicon -> its fingerprint
+_FP_CACHE: dict[tuple[tuple[str, str, int, int], ...], str] = {}
 
 
-def lexicon_fingerprint(engine, name: str) -> str:
+def lexicon_fingerprint(engine: Engine, name: str) -> str:
     """SHA-256 (16 hex digits) of the files that make up lexicon `name` in this process's data directories
     (word graph or word list, and leaves), cached by path, size and modification time."""
     reg = engine.registry
-    parts = []
+    parts: list[tuple[str, str, int, int]] = []
     for suffix in (".kwg", ".txt", ".klv2"):
         p = reg._find(name, suffix)
         if p is not None:
@@ -262,7 +280,7 @@ C = TypeVar("C", bound=WorkerContext)
 
 _W_LOCK = threading.Lock()
 _W_ENGINE: list[Engine] = []
-_W_LEXICA: dict[tuple[str, str], Any] = {}
+_W_LEXICA: dict[tuple[str, str], Lexicon] = {}
 _W_CONTEXTS: OrderedDict[str, WorkerContext] = OrderedDict()
 _W_STOPPED: set[str] = set()
 _W_LOADS = [0]               # lexicon loads in this process (tests: once per worker, not per task)
@@ -275,7 +293,7 @@ def worker_engine() -> Engine:
     return _W_ENGINE[0]
 
 
-def worker_lexicon(name: str, fingerprint: str):
+def worker_lexicon(name: str, fingerprint: str) -> Lexicon:
     """Lexicon `name` from this process's data directories, loaded once per process; a ClusterError
     (precondition) when its content differs from the client's (`fingerprint`, see lexicon_fingerprint)."""
     with _W_LOCK:
@@ -354,7 +372,15 @@ def forget_run(run: str) -> int:
     return 0
 
 
-def worker_stats() -> dict:
+class WorkerStats(TypedDict):
+    """What worker_stats reports."""
+
+    lexicon_loads: int
+    contexts: int
+    pid: int
+
+
+def worker_stats() -> WorkerStats:
     """Runs on each worker (client.run): lexicon loads and contexts kept in this process."""
     return {"lexicon_loads": _W_LOADS[0], "contexts": len(_W_CONTEXTS), "pid": os.getpid()}
 
@@ -364,7 +390,11 @@ def worker_stats() -> dict:
 RESULT_SECONDS = 2.0   # a finished task's result not fetched in this time went with its worker
 
 
-def fetch_result(distributed, fut, timeout: float = RESULT_SECONDS) -> tuple[bool, Any]:
+T = TypeVar("T")
+
+
+def fetch_result(distributed: ModuleType, fut: Future[T],
+                 timeout: float = RESULT_SECONDS) -> tuple[Literal[True], T] | tuple[Literal[False], None]:
     """(True, the result) of a task reported finished, or (False, None) when its result cannot be fetched:
     it was kept on a worker that died since, and the task is pending again (to be re-run, or, with no worker
     left, to end the run by the no-worker watch instead of a wait without end). A task's own error is
@@ -377,7 +407,7 @@ def fetch_result(distributed, fut, timeout: float = RESULT_SECONDS) -> tuple[boo
         return False, None
 
 
-def cancel_quietly(client, futures) -> None:
+def cancel_quietly(client: Client, futures: Collection[Future[Any]]) -> None:
     """Cancel the tasks still out (a failure here changes nothing: the run is ending)."""
     if futures:
         try:
@@ -386,7 +416,7 @@ def cancel_quietly(client, futures) -> None:
             pass
 
 
-def stop_quietly(client, run: str) -> None:
+def stop_quietly(client: Client, run: str) -> None:
     """Ask every worker to stop its tasks of this run (a worker gone: nothing of this run runs there)."""
     try:
         client.run(stop_run, run)
@@ -403,10 +433,23 @@ class DispatchStats:
     tasks: int = 0
     items: int = 0
     retried: int = 0
-    durations: list[float] | None = None
+    durations: list[float] = field(default_factory=list)
 
 
-class Dispatcher:
+class BatchResult(TypedDict):
+    """What a Dispatcher's task returns (at least): one result per item finished, and its seconds."""
+
+    results: list[Any]
+    durations: list[float]
+
+
+S = TypeVar("S", bound=Mapping[str, Any])         # a Dispatcher's spec (run: the run id)
+Cfg = TypeVar("Cfg")                             # a phase's config
+Item = TypeVar("Item", bound=tuple[Any, ...])    # an item (its first field: its id)
+R = TypeVar("R", bound=BatchResult)              # a task's result
+
+
+class Dispatcher(Generic[S, Cfg, Item, R]):
     """Keeps a cluster busy with batches of items chosen on the client as results arrive (so best-first
     order and cut-offs use every result so far): at most two batches per worker thread in flight, each sized
     to take about `target` seconds from the item times measured so far.
@@ -418,7 +461,7 @@ class Dispatcher:
     cluster"), `key` (default: label) starts its Dask keys; after_forget(run) runs on the client after
     forget() (to remove what workers that died left behind)."""
 
-    def __init__(self, cluster: Cluster, task: Callable[[dict, dict, list], dict], spec: dict, label: str,
+    def __init__(self, cluster: Cluster, task: Callable[[S, Cfg, list[Item]], R], spec: S, label: str,
                  key: str | None = None, target: float = 0.5,
                  after_forget: Callable[[str], None] | None = None) -> None:
         self.cluster = cluster
@@ -428,8 +471,8 @@ class Dispatcher:
         self.key = key or label
         self.target = target
         self.after_forget = after_forget
-        self.stats = DispatchStats(durations=[])
-        self.run = spec["run"]
+        self.stats = DispatchStats()
+        self.run: str = spec["run"]
 
     def batch_size(self, remaining: int, per_item: float | None, first: int) -> int:
         slots = 2 * self.cluster.nthreads()
@@ -441,10 +484,10 @@ class Dispatcher:
         size = min(size, max(1, -(-remaining // slots)), 256)
         return max(1, size)
 
-    def run_phase(self, config: dict, next_batch: Callable[[int], list | None], on_result: Callable[[dict], None],
+    def run_phase(self, config: Cfg, next_batch: Callable[[int], list[Item] | None], on_result: Callable[[R], None],
                   tick: Callable[[], None], stopped: Callable[[], bool], remaining: Callable[[], int],
                   deadline_in: Callable[[], float | None], cancel_ids: Callable[[], set[int]] | None = None,
-                  first: int = 1, affinity: Callable[[tuple], Any] | None = None) -> None:
+                  first: int = 1, affinity: Callable[[Item], Hashable] | None = None) -> None:
         """Submit batches (next_batch(size) -> list of items or None when nothing is left) until none is left
         and every one has come back; on_result(task result) for each; tick() about ten times a second; a
         stop cancels what has not started and stops what runs. Items with the same affinity(item) go to the
@@ -452,14 +495,14 @@ class Dispatcher:
         other worker may still run them."""
         distributed = import_distributed()
         client = self.cluster.client
-        inflight: dict = {}
+        inflight: dict[Future[R], list[Item]] = {}
         slots = 2 * self.cluster.nthreads()
-        homes: dict = {}                 # affinity key -> worker address
+        homes: dict[Hashable, str] = {}  # affinity key -> worker address
         load: dict[str, int] = {}        # keys sent to each worker
         checked = [0.0]                  # when the worker list was last read
         alive: list[str] = []
 
-        def home(key) -> list[str] | None:
+        def home(key: Hashable) -> list[str] | None:
             now = time.monotonic()
             if now - checked[0] > 1.0:
                 try:
@@ -487,11 +530,12 @@ class Dispatcher:
                     if not batch:
                         exhausted = True
                         break
-                    spec = dict(self.spec, deadline_in=deadline_in(), sent_at=time.time())
+                    # the spec with deadline_in and sent_at added (S declares them)
+                    spec = cast(S, dict(self.spec, deadline_in=deadline_in(), sent_at=time.time()))
                     # one task per batch (a task per affinity key made one task per item of the 1-in-the-bag
                     # plays: 8,785 tasks for ONYX's 8,792 tiny items, 11x the in-process time), sent where
                     # the batch's commonest key lives
-                    where = None
+                    where: list[str] | None = None
                     if affinity is not None:
                         keys = Counter(affinity(item) for item in batch)
                         where = home(max(keys, key=lambda k: keys[k]))
@@ -502,6 +546,7 @@ class Dispatcher:
                     self.stats.tasks += 1
                 if not inflight:
                     break
+                done: set[Future[R]]
                 try:
                     done = distributed.wait(list(inflight), timeout=0.2, return_when="FIRST_COMPLETED").done
                 except distributed.TimeoutError:
@@ -510,7 +555,7 @@ class Dispatcher:
                     done = set()
                 for fut in done:
                     try:
-                        got, res = fetch_result(distributed, fut)
+                        fetched = fetch_result(distributed, fut)
                     except distributed.client.FutureCancelledError:
                         inflight.pop(fut, None)
                         continue
@@ -518,13 +563,14 @@ class Dispatcher:
                         raise ClusterError(str(exc), precondition=True) from None
                     except Exception as exc:  # noqa: BLE001 (a task failing on every worker tried)
                         raise ClusterError(f"a {self.label} task failed on the cluster: {one_line(exc)}") from None
-                    if not got:
+                    if not fetched[0]:
                         continue   # its result went with its worker: it runs again (or no worker is left)
+                    res = fetched[1]
                     inflight.pop(fut, None)
                     self.stats.items += len(res["results"])
-                    self.stats.durations.extend(res["durations"])   # type: ignore[union-attr]
+                    self.stats.durations.extend(res["durations"])
                     if res["durations"]:
-                        d = self.stats.durations[-200:]   # type: ignore[index]
+                        d = self.stats.durations[-200:]
                         per_item = sum(d) / len(d)
                     on_result(res)
                 if inflight:
@@ -555,8 +601,9 @@ class Dispatcher:
             self.after_forget(self.run)
 
 
-def map_batches(cluster: Cluster, task: Callable[..., Any], items: list, args: tuple, on_result: Callable[[Any], None],
-                stopped: Callable[[], bool], label: str, key: str | None = None, max_batch: int = 200) -> int:
+def map_batches(cluster: Cluster, task: Callable[..., T], items: list[Any], args: tuple[Any, ...],
+                on_result: Callable[[T], None], stopped: Callable[[], bool], label: str, key: str | None = None,
+                max_batch: int = 200) -> int:
     """Run task(*args, batch, run) over `items` in batches (each of at most max_batch items, small enough
     that every worker thread gets several), at most two per worker thread in flight, in order;
     on_result(task result) as batches come back; a stop sends no more and stops what runs. `label` names the
@@ -569,7 +616,7 @@ def map_batches(cluster: Cluster, task: Callable[..., Any], items: list, args: t
     batches = [(i, items[i:i + size]) for i in range(0, len(items), size)]
     batches.reverse()
     prefix = key or label
-    inflight: dict = {}
+    inflight: dict[Future[T], list[Any]] = {}
     sent = 0
     seen = [time.monotonic(), 0.0]
     try:
@@ -582,20 +629,21 @@ def map_batches(cluster: Cluster, task: Callable[..., Any], items: list, args: t
                 sent += 1
             if not inflight or stopped():
                 break
+            done: set[Future[T]]
             try:
                 done = distributed.wait(list(inflight), timeout=0.1, return_when="FIRST_COMPLETED").done
             except (distributed.TimeoutError, TimeoutError):
                 done = set()
             for fut in done:
                 try:
-                    got, res = fetch_result(distributed, fut)
+                    fetched = fetch_result(distributed, fut)
                 except ClusterError as exc:
                     raise ClusterError(str(exc), precondition=True) from None
                 except Exception as exc:  # noqa: BLE001
                     raise ClusterError(f"a {label} task failed on the cluster: {one_line(exc)}") from None
-                if got:
+                if fetched[0]:
                     inflight.pop(fut)
-                    on_result(res)
+                    on_result(fetched[1])
     finally:
         cancel_quietly(client, inflight)
         stop_quietly(client, run)

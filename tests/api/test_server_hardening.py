@@ -31,7 +31,7 @@ from conftest import ROOT
 
 EMPTY = "/".join(["15"] * 15)
 OPENING = f"{EMPTY} AEINQST/ 0/0 0"
-# the two reproducers of the issue: a leave graph with a cycle, a word graph whose arcs loop
+# two reproducers: a leave graph with a cycle, a word graph whose arcs loop
 EVIL_KLV2 = struct.pack("<IIIIf", 2, 0x400001, 0x01C00001, 1, 1.0)
 EVIL_KWG = struct.pack("<3I", 0x400002, 0x400002, 0x01800000)
 

@@ -16,7 +16,7 @@ from macondo_server.model.render import render_position
 from macondo_server.model.text import FormatError
 from macondo_server.model.tiles import rack_tiles
 
-from conftest import GCG_ALL, GCG_DATA, GCG_FOREIGN, GCG_OWN
+from conftest import GCG_ALL, GCG_DATA, GCG_FOREIGN, GCG_OWN, needs_nwl20
 
 DATA, FOREIGN, OWN, ALL = GCG_DATA, GCG_FOREIGN, GCG_OWN, GCG_ALL
 MOVES = ("play", "pass", "exchange", "phony_returned")
@@ -223,3 +223,21 @@ def _positions_with_bag(record, lex):
         if not res.game.game_over and record.events[turn - 1].type in ("play", "exchange") and \
                 res.positions[-1].racks[0]:
             yield res.positions[-1], res.game.bag_size
+
+
+@needs_nwl20
+def test_record_ending_with_a_phony_withdrawn_on_an_empty_bag(registry):
+    """The bag is empty, a phony is withdrawn and the file ends: the player's rack, never shown again, is the
+    one the engine holds (the unseen tiles), in every position of the replay."""
+    lines = (DATA / "phony_withdrawn.gcg").read_text(encoding="utf-8").splitlines()
+    cut = next(i for i, line in enumerate(lines) if line.startswith(">bot2: III 6M .I. +14 472"))
+    record = parse_gcg("\n".join([*lines[: cut + 1], ">bot2: III -- -14 458"]) + "\n")
+    name, _ = lexicon_for_record(record, registry.available(), "NWL20")
+    res = replay_gcg(record, registry.get(name))
+    last = res.positions[-1]
+    assert last.scores == (370, 458) and last.tiles_in_bag() == 0
+    ld = last.ld
+    assert ld.rack_str(last.racks[0]) == "NRTT" and ld.rack_str(last.racks[1]) == "III"
+    # before the phony: bot2 on turn, holding the III the engine knows (the file shows it only on the event)
+    before_phony = res.positions[-3]
+    assert before_phony.scores == (458, 370) and ld.rack_str(before_phony.racks[0]) == "III"

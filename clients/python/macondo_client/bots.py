@@ -16,11 +16,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import grpc
 
 from .client import Client, MacondoError
+
+if TYPE_CHECKING:
+    from distributed import Client as DaskClient
+    from distributed import Future
 
 MAX_TURNS = 200
 MASK64 = (1 << 64) - 1
@@ -84,7 +88,7 @@ class Summary:
     seconds: float
     strategies: tuple[str, str]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"games": self.games, "wins": list(self.wins), "draws": self.draws,
                 "win_rate": round(self.win_rate, 6), "win_rate_ci95": round(self.win_rate_ci95, 6),
                 "mean_spread": round(self.mean_spread, 3), "mean_score": [round(s, 3) for s in self.mean_score],
@@ -136,9 +140,18 @@ def summarize(results: list[GameResult], seconds: float, strategies: tuple[str, 
                     sum(r.scores[1] for r in results) / n if n else 0.0), seconds, strategies)
 
 
+class DaskCluster(Protocol):
+    """What `cluster` arguments are: an object whose `client` is a dask.distributed Client (e.g.
+    macondo_server.runtime.cluster.Cluster)."""
+
+    @property
+    def client(self) -> DaskClient: ...
+
+
 def run_bots(referee: Client, bots: tuple[Bot, Bot], games: int, seed: int, lexicon: str = "",
              gcg_dir: str | None = None, on_game: Callable[[GameResult], None] | None = None,
-             stop: Callable[[], bool] | None = None, cluster: Any = None) -> tuple[list[GameResult], Summary]:
+             stop: Callable[[], bool] | None = None,
+             cluster: DaskCluster | None = None) -> tuple[list[GameResult], Summary]:
     """Play `games` games (game g: tiles from (seed, g), bot 1 first when g is even). With `cluster` (an
     object whose `client` is a dask.distributed Client, e.g. macondo_server.runtime.cluster.Cluster), the games are
     played by its workers in batches, each worker talking to the same servers by address: the same games,
@@ -199,12 +212,19 @@ def _worker_client(address: str) -> Client:
     return c
 
 
+class BotsBatch(TypedDict):
+    """What bots_task returns."""
+
+    games: list[GameResult]
+    error: tuple[str, str] | None     # (status code name, message)
+
+
 def bots_task(referee: str, seats: tuple[BotSpec, BotSpec], seed: int, lexicon: str, indices: list[int],
-              run: str) -> dict:
+              run: str) -> BotsBatch:
     """Runs on a cluster worker: games `indices` exactly as play_game plays them in-process. Returns
     {"games": [GameResult, ...], "error": None or (status code name, message)} (a server's refusal comes back
     as data: the client reports it as it would in-process)."""
-    out: dict = {"games": [], "error": None}
+    out: BotsBatch = {"games": [], "error": None}
     try:
         bots = (Bot(seats[0].name, _worker_client(seats[0].address), seats[0].strategy),
                 Bot(seats[1].name, _worker_client(seats[1].address), seats[1].strategy))
@@ -216,7 +236,7 @@ def bots_task(referee: str, seats: tuple[BotSpec, BotSpec], seed: int, lexicon: 
     return out
 
 
-def _run_on_cluster(cluster: Any, referee: str, seats: tuple[BotSpec, BotSpec], games: int, seed: int,
+def _run_on_cluster(cluster: DaskCluster, referee: str, seats: tuple[BotSpec, BotSpec], games: int, seed: int,
                     lexicon: str, done: Callable[[GameResult], None], stop: Callable[[], bool] | None) -> None:
     try:
         import distributed
@@ -229,7 +249,8 @@ def _run_on_cluster(cluster: Any, referee: str, seats: tuple[BotSpec, BotSpec], 
 
     def threads() -> int:
         try:
-            return sum(client.nthreads().values())
+            nthreads: dict[str, int] = client.nthreads()
+            return sum(nthreads.values())
         except Exception:  # noqa: BLE001 (the scheduler gone: no workers)
             return 0
 
@@ -237,7 +258,7 @@ def _run_on_cluster(cluster: Any, referee: str, seats: tuple[BotSpec, BotSpec], 
     size = max(1, min(8, games // (4 * slots)))
     batches = [list(range(i, min(games, i + size))) for i in range(0, games, size)]
     batches.reverse()
-    inflight: dict = {}
+    inflight: dict[Future[BotsBatch], list[int]] = {}
     last_worker = time.monotonic()
     checked = 0.0
     try:
@@ -249,6 +270,7 @@ def _run_on_cluster(cluster: Any, referee: str, seats: tuple[BotSpec, BotSpec], 
                 inflight[fut] = b
             if not inflight or (stop is not None and stop()):
                 break
+            finished: set[Future[BotsBatch]]
             try:
                 finished = distributed.wait(list(inflight), timeout=0.2, return_when="FIRST_COMPLETED").done
             except (distributed.TimeoutError, TimeoutError):
@@ -290,7 +312,7 @@ def _run_on_cluster(cluster: Any, referee: str, seats: tuple[BotSpec, BotSpec], 
 
 
 def main_bots(referee: Client, second: Client, strategy1: str, strategy2: str, games: int, seed: int,
-              lexicon: str, gcg_dir: str | None, as_json: bool, cluster: Any = None) -> int:
+              lexicon: str, gcg_dir: str | None, as_json: bool, cluster: DaskCluster | None = None) -> int:
     names = ("bot1", "bot2")
     bots = (Bot(names[0], referee, strategy1), Bot(names[1], second, strategy2))
     live = not as_json and sys.stderr.isatty()

@@ -84,7 +84,7 @@ def _translate(exc: grpc.RpcError) -> MacondoError:
     message = (exc.details() if hasattr(exc, "details") else "") or str(code)
     reason = ""
     try:
-        status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+        status = rpc_status.from_call(exc)
     except (ValueError, AttributeError):
         status = None
     if status is not None:
@@ -211,7 +211,7 @@ class Client:
             future.cancel()
             raise
 
-    def _stream(self, method: str, request: Any, timeout: float | None = None) -> Stream:
+    def _stream(self, method: str, request: Any, timeout: float | None = None) -> Stream[Any]:
         call = getattr(self.stub, method)(request, timeout=timeout or self.stream_timeout)
         return Stream(self, call)
 
@@ -222,7 +222,8 @@ class Client:
     # -------------------------------------------------------------- RPCs
 
     def server_info(self) -> pb.ServerInfo:
-        return self._unary("GetServerInfo", pb.GetServerInfoRequest())
+        reply: pb.ServerInfo = self._unary("GetServerInfo", pb.GetServerInfoRequest())
+        return reply
 
     def generate(self, cgp: str, num_plays: int = 15, all: bool = False, sort: str = "equity",
                  lexicon: str = "", leaves: str = "") -> pb.GenerateMovesResponse:
@@ -230,7 +231,8 @@ class Client:
             raise ValueError(f"sort must be 'equity' or 'score', got {sort!r}")
         req = pb.GenerateMovesRequest(position=self._position(cgp, lexicon), num_plays=num_plays, all=all,
                                       sort=pb.SORT_SCORE if sort == "score" else pb.SORT_EQUITY, leaves=leaves)
-        return self._unary("GenerateMoves", req)
+        reply: pb.GenerateMovesResponse = self._unary("GenerateMoves", req)
+        return reply
 
     def simulate(self, cgp: str, lexicon: str = "", timeout: float | None = None,
                  **options: Any) -> Stream[pb.SimulateProgress]:
@@ -276,16 +278,22 @@ class Client:
                                    cgp=cgp, gcg=gcg, challenge_rule=challenge_rule)
         if turn is not None:
             req.turn = turn
-        return self._unary("CreateGame", req)
+        reply: pb.GameState = self._unary("CreateGame", req)
+        return reply
 
     def get_game(self, game_id: str) -> pb.GameState:
-        return self._unary("GetGame", pb.GetGameRequest(game_id=game_id))
+        reply: pb.GameState = self._unary("GetGame", pb.GetGameRequest(game_id=game_id))
+        return reply
 
     def play_move(self, game_id: str, move: str, tile_order: str = "") -> pb.GameState:
-        return self._unary("PlayMove", pb.PlayMoveRequest(game_id=game_id, move=move, tile_order=tile_order))
+        reply: pb.GameState = self._unary("PlayMove", pb.PlayMoveRequest(game_id=game_id, move=move,
+                                                                         tile_order=tile_order))
+        return reply
 
     def engine_move(self, game_id: str, strategy: str = "static", timeout: float | None = None) -> pb.EngineMoveResponse:
-        return self._unary("EngineMove", pb.EngineMoveRequest(game_id=game_id, strategy=strategy), timeout)
+        req = pb.EngineMoveRequest(game_id=game_id, strategy=strategy)
+        reply: pb.EngineMoveResponse = self._unary("EngineMove", req, timeout)
+        return reply
 
     def delete_game(self, game_id: str) -> bool:
         return bool(self._unary("DeleteGame", pb.DeleteGameRequest(game_id=game_id)).found)
@@ -294,23 +302,32 @@ class Client:
 
     def navigate(self, game_id: str, to: str, turn: int = 0) -> pb.GameState:
         """to: first, last, next, previous, or turn (with `turn`: events applied, 0 = the start)."""
-        return self._unary("NavigateGame", pb.NavigateGameRequest(game_id=game_id, to=to, turn=turn))
+        reply: pb.GameState = self._unary("NavigateGame", pb.NavigateGameRequest(game_id=game_id, to=to,
+                                                                                 turn=turn))
+        return reply
 
     def set_rack(self, game_id: str, rack: str) -> pb.GameState:
-        return self._unary("SetRack", pb.SetRackRequest(game_id=game_id, rack=rack))
+        reply: pb.GameState = self._unary("SetRack", pb.SetRackRequest(game_id=game_id, rack=rack))
+        return reply
 
     def set_challenge_rule(self, game_id: str, rule: str) -> pb.GameState:
-        return self._unary("SetChallengeRule", pb.SetChallengeRuleRequest(game_id=game_id, rule=rule))
+        reply: pb.GameState = self._unary("SetChallengeRule", pb.SetChallengeRuleRequest(game_id=game_id,
+                                                                                         rule=rule))
+        return reply
 
     def challenge(self, game_id: str) -> pb.ChallengePlayResponse:
-        return self._unary("ChallengePlay", pb.ChallengePlayRequest(game_id=game_id))
+        reply: pb.ChallengePlayResponse = self._unary("ChallengePlay",
+                                                      pb.ChallengePlayRequest(game_id=game_id))
+        return reply
 
     def set_note(self, game_id: str, note: str) -> pb.GameState:
-        return self._unary("SetNote", pb.SetNoteRequest(game_id=game_id, note=note))
+        reply: pb.GameState = self._unary("SetNote", pb.SetNoteRequest(game_id=game_id, note=note))
+        return reply
 
     def export_game(self, game_id: str) -> str:
         """The game as GCG text (the caller writes it where it likes)."""
-        return self._unary("ExportGame", pb.ExportGameRequest(game_id=game_id)).gcg
+        reply: pb.ExportGameResponse = self._unary("ExportGame", pb.ExportGameRequest(game_id=game_id))
+        return reply.gcg
 
 
 @contextlib.contextmanager

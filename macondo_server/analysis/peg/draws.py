@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine_cy.alphabet import LetterDistribution
+
 
 def ordered_draws(counts: list[int], k: int) -> list[tuple[tuple[int, ...], int]]:
     """Every distinct ordered draw of k tiles from `counts`, with its weight: the number of ordered draws of
@@ -36,26 +38,27 @@ def group_key(seq: tuple[int, ...], tiles_played: int) -> tuple[tuple[int, ...],
     return tuple(sorted(seq[:t])), seq[t:]
 
 
-def draw_label(ld, seq: tuple[int, ...], tiles_played: int) -> str:
+def draw_label(ld: LetterDistribution, seq: tuple[int, ...], tiles_played: int) -> str:
     head, rest = group_key(seq, tiles_played)
     return "[" + "".join(ld.label(t) for t in head) + "]" + "".join(ld.label(t) for t in rest)
 
 
-def draw_groups(ld, draws: list[tuple[tuple[int, ...], int]],
+def draw_groups(ld: LetterDistribution, draws: list[tuple[tuple[int, ...], int]],
                 tiles_played: int) -> list[tuple[str, tuple[int, ...], int]]:
     """The draw groups of a play of `tiles_played` tiles: (label, a representative draw, total weight) in the
     order of `draws` (see ordered_draws)."""
-    groups: dict = {}
+    groups: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[str, tuple[int, ...], int]] = {}
     for seq, w in draws:
         gk = group_key(seq, tiles_played)
         if gk in groups:
-            groups[gk][2] += w
+            lab, first, total = groups[gk]
+            groups[gk] = (lab, first, total + w)
         else:
-            groups[gk] = [draw_label(ld, seq, tiles_played), seq, w]
-    return [(lab, seq, w) for lab, seq, w in groups.values()]
+            groups[gk] = (draw_label(ld, seq, tiles_played), seq, w)
+    return list(groups.values())
 
 
-def counts_str(ld, counts: list[int]) -> str:
+def counts_str(ld: LetterDistribution, counts: list[int]) -> str:
     """Tile counts (by machine letter) as text."""
     return "".join(ld.label(m) * n for m, n in enumerate(counts))
 

@@ -12,17 +12,79 @@ import os
 import re
 import threading
 import time
+from typing import NotRequired, TypedDict, cast
 
 from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
 from engine_cy.prune import pruned_game
 from macondo_server.engine.replay import game_from_position
 from macondo_server.model.cgp import parse_cgp
-from macondo_server.runtime.cluster import run_stopped, worker_context, worker_contexts, worker_lexicon
+from macondo_server.model.move import MoveKind
+from macondo_server.runtime.cluster import (
+    WorkerStats,
+    run_stopped,
+    worker_context,
+    worker_contexts,
+    worker_lexicon,
+)
 from macondo_server.runtime.cluster import worker_stats as runtime_worker_stats
 
 SHM_DIR = "/dev/shm"           # where the worker processes of one machine share a solve's table
 _RUN_RE = re.compile(r"^[0-9a-f]{32}$")
+
+# a play as engine_cy.peg takes it: (kind, row, column, vertical, tiles, score)
+MoveTuple = tuple[MoveKind, int, int, bool, tuple[int, ...], int]
+# an item of a task: (play index, group index, the play, draw sequence, opponent counts, exact)
+PegItem = tuple[int, int, MoveTuple, tuple[int, ...], list[int], bool]
+# a verdict: (play index, group index, outcome, spread (exact items; else None))
+PegItemResult = tuple[int, int, int, int | None]
+
+
+class PegSpec(TypedDict):
+    """What every task of one solve carries (the Dispatcher adds deadline_in and sent_at to each task's)."""
+
+    run: str
+    cgp: str
+    lexicon: str
+    fingerprint: str
+    bingo_bonus: int
+    tt_mb: int
+    prune_lexicon: bool
+    shared_tt: bool
+    deadline_in: NotRequired[float | None]   # seconds left when sent (None: no time limit)
+    sent_at: NotRequired[float]              # time.time() when sent
+
+
+class PegConfig(TypedDict):
+    """The worker settings of a pass (PegWorker attributes; see PegJob._phase_config)."""
+
+    plies: int
+    max_replies: int
+    max_nested: int
+    opp_solver: bool
+    leaf_mode: int
+    risk_moves: int
+    skip_deep_pass: bool
+
+
+class PegTaskResult(TypedDict):
+    """What peg_task returns."""
+
+    results: list[PegItemResult]
+    stopped: bool
+    endgames: int
+    nested_calls: int
+    nested_hits: int
+    opp_solves: int
+    nodes: int
+    durations: list[float]
+    pid: int
+
+
+class PegWorkerStats(WorkerStats):
+    """What worker_stats reports: the runtime's, and the solves whose table this process shares."""
+
+    shared_tables: int
 
 
 def shm_prefix() -> str:
@@ -78,7 +140,7 @@ class _SharedTT:
     engine_cy.sharedtt): the processes share entries as in-process threads do. A shared lock on the file
     marks it in use (for the sweep)."""
 
-    def __init__(self, tt, run: str, megabytes: int) -> None:
+    def __init__(self, tt: TranspositionTable, run: str, megabytes: int) -> None:
         import fcntl  # POSIX only (as engine_cy.sharedtt, mmap): imported where used
 
         from engine_cy.sharedtt import SharedTable, table_bytes
@@ -116,7 +178,7 @@ class PegContext:
     one transposition table (shared with the solve's other worker processes on this machine when it can be),
     and a pre-endgame worker per task running at the same time (kept between tasks)."""
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: PegSpec) -> None:
         lex = worker_lexicon(spec["lexicon"], spec["fingerprint"])
         pos = parse_cgp(spec["cgp"])
         game = game_from_position(pos, lex)
@@ -137,14 +199,14 @@ class PegContext:
                 self.shared = None
         if self.shared is None:
             self.tt = TranspositionTable(int(spec["tt_mb"]))
-        self.free: list = []
-        self.all: list = []
+        self.free: list[PegWorker] = []
+        self.all: list[PegWorker] = []
         self.lock = threading.Lock()
         self.active = 0          # tasks using the table now
         self.closing = False
         self.unlink = True
 
-    def acquire(self):
+    def acquire(self) -> PegWorker:
         with self.lock:
             self.active += 1
             if self.free:
@@ -157,7 +219,7 @@ class PegContext:
             self.all.append(w)
             return w
 
-    def release(self, w, keep: bool = True) -> None:
+    def release(self, w: PegWorker, keep: bool = True) -> None:
         with self.lock:
             if keep:
                 self.free.append(w)
@@ -188,27 +250,25 @@ class PegContext:
             shared.close(self.unlink)
 
 
-def peg_context(spec: dict) -> PegContext:
+def peg_context(spec: PegSpec) -> PegContext:
     """This worker process's context of the solve `spec["run"]` (made on its first task here)."""
     return worker_context(spec["run"], lambda: PegContext(spec))
 
 
-def worker_stats() -> dict:
+def worker_stats() -> PegWorkerStats:
     """Runs on each worker (client.run): the runtime's worker_stats, and the solves whose table this process
     shares with the others ("shared_tables")."""
-    out = runtime_worker_stats()
-    out["shared_tables"] = sum(1 for c in worker_contexts().values()
-                               if isinstance(c, PegContext) and c.shared is not None)
-    return out
+    shared = sum(1 for c in worker_contexts().values() if isinstance(c, PegContext) and c.shared is not None)
+    return {**runtime_worker_stats(), "shared_tables": shared}
 
 
-def peg_task(spec: dict, config: dict, items: list) -> dict:
+def peg_task(spec: PegSpec, config: PegConfig, items: list[PegItem]) -> PegTaskResult:
     """Solve a batch of (play, draw) items of one pre-endgame on this worker. `items`: (play index, group
     index, move tuple, draw sequence, opponent counts, exact). Returns the verdicts of the items solved
     before a stop (a stopped item is never reported), the counters' increase and the time per item."""
     run = spec["run"]
-    out: dict = {"results": [], "stopped": False, "endgames": 0, "nested_calls": 0, "nested_hits": 0,
-                 "opp_solves": 0, "nodes": 0, "durations": [], "pid": os.getpid()}
+    out: PegTaskResult = {"results": [], "stopped": False, "endgames": 0, "nested_calls": 0, "nested_hits": 0,
+                          "opp_solves": 0, "nodes": 0, "durations": [], "pid": os.getpid()}
     if run_stopped(run):
         out["stopped"] = True
         return out
@@ -216,9 +276,13 @@ def peg_task(spec: dict, config: dict, items: list) -> dict:
     w = ctx.acquire()
     remaining = spec.get("deadline_in")
     try:
-        for name in ("plies", "max_replies", "max_nested", "opp_solver", "leaf_mode", "risk_moves",
-                     "skip_deep_pass"):
-            setattr(w, name, config[name])
+        w.plies = config["plies"]
+        w.max_replies = config["max_replies"]
+        w.max_nested = config["max_nested"]
+        w.opp_solver = config["opp_solver"]
+        w.leaf_mode = config["leaf_mode"]
+        w.risk_moves = config["risk_moves"]
+        w.skip_deep_pass = config["skip_deep_pass"]
         before = (w.endgames, w.nested_calls, w.nested_hits, w.opp_solves, w.nodes)
         if remaining is not None:
             w.set_deadline(time.monotonic() + max(0.001, remaining - (time.time() - spec["sent_at"])))
@@ -227,7 +291,8 @@ def peg_task(spec: dict, config: dict, items: list) -> dict:
                 out["stopped"] = True
                 break
             t0 = time.perf_counter()
-            outcome, spread = w.solve_draw(tuple(move), tuple(seq), list(opp), exact=bool(exact))
+            # (tuple(): PegWorker takes a tuple, whatever sequence the item arrived as)
+            outcome, spread = w.solve_draw(cast(MoveTuple, tuple(move)), tuple(seq), list(opp), exact=bool(exact))
             if w.stopped:
                 out["stopped"] = True
                 break
