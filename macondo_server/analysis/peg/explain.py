@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from engine_cy.alphabet import LetterDistribution
 from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
 from macondo_server.analysis.peg.draws import counts_str, draw_label
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import DRAW, LOSS, OUTCOME_NAMES, UNRESOLVED, WIN
 from macondo_server.analysis.peg.result import points_text
+from macondo_server.analysis.peg.task import MoveTuple
 from macondo_server.engine.replay import commit
 from macondo_server.model.move import Move, format_move
 from macondo_server.model.position import Position
@@ -20,6 +22,13 @@ from macondo_server.model.tiles import rack_tiles
 EVENTUALITY_TT_MB = 64   # the table of the endgames an eventuality explanation solves
 
 _VERB = {WIN: "win", DRAW: "draw", UNRESOLVED: "cannot tell (unresolved)", LOSS: "lose"}
+
+# what engine_cy.peg's PegWorker reports (see its stub): a sub-draw (draw, weight, verdict); the opponent's
+# own solve (twice the fewest expected losses, orderings, the tied plays: (play, our verdict, sub-draws));
+# a nested solve (outcome, the play chosen or None, sub-draws, the actual sub-draw's index)
+SubDraw = tuple[tuple[int, ...], int, int]
+OpponentChoice = tuple[int, int, list[tuple[MoveTuple, int, list[SubDraw]]]]
+NestedTrace = tuple[int, MoveTuple | None, list[SubDraw], int]
 
 
 def parse_order(job: PegJob, letters: str) -> tuple[int, ...]:
@@ -111,7 +120,7 @@ def eventuality(job: PegJob, letters: str) -> str:
     return "\n\n".join(blocks)
 
 
-def _choice_lines(choice, after_pos: Position, ld) -> list[str]:
+def _choice_lines(choice: OpponentChoice, after_pos: Position, ld: LetterDistribution) -> list[str]:
     """The opponent's own nested solve (opponent model "solver"), shown as ours is."""
     best2, total, tied = choice
     out = [f"  the opponent solves their own pre-endgame (they cannot see our rack or the bag): "
@@ -125,7 +134,7 @@ def _choice_lines(choice, after_pos: Position, ld) -> list[str]:
         dmove = Move(reply[0], reply[1], reply[2], reply[3], tuple(reply[4]))
         text = format_move(dmove, ld, after_pos.board, style="table").strip()
         t = dmove.tiles_played if dmove.kind == "place" else 0
-        groups: dict[str, list] = {}
+        groups: dict[str, list[int]] = {}   # label -> [weight, verdict]
         for sub, weight, verdict in verdicts:
             g = groups.setdefault(draw_label(ld, sub, t), [0, verdict])
             g[0] += weight
@@ -148,7 +157,8 @@ def _endgame_line(job: PegJob, pos: Position) -> tuple[str, int]:
     return line or "(none)", eg.final_spread
 
 
-def _nested_lines(job: PegJob, trace, after_pos: Position, reply: Move, ld) -> list[str]:
+def _nested_lines(job: PegJob, trace: NestedTrace, after_pos: Position, reply: Move,
+                  ld: LetterDistribution) -> list[str]:
     outcome, chosen, subs, actual = trace
     out = ["  our turn again with tiles in the bag: a nested solve over what we cannot see"]
     if chosen is None:
@@ -159,7 +169,7 @@ def _nested_lines(job: PegJob, trace, after_pos: Position, reply: Move, ld) -> l
     ct = cmove.tiles_played if cmove.kind == "place" else 0
     out.append(f"    we would play {format_move(cmove, ld, board, style='table').strip()} ({chosen[5]}), "
                "the fewest expected losses (worst case over tied plays); by sub-draw:")
-    groups: dict = {}
+    groups: dict[str, list[int]] = {}   # label -> [weight, verdict, the actual bag (bool)]
     for qi, (sub, weight, verdict) in enumerate(subs):
         label = draw_label(ld, sub, ct)
         g = groups.setdefault(label, [0, verdict, False])

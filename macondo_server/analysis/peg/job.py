@@ -28,7 +28,15 @@ from macondo_server.analysis.peg.options import (
     PegOptions,
 )
 from macondo_server.analysis.peg.result import PegPlay, PegResult, make_play, name_leader
-from macondo_server.analysis.peg.task import peg_task, remove_run_table
+from macondo_server.analysis.peg.task import (
+    MoveTuple,
+    PegConfig,
+    PegItem,
+    PegSpec,
+    PegTaskResult,
+    peg_task,
+    remove_run_table,
+)
 from macondo_server.engine.facade import Engine, find_move, known_opponent_tiles
 from macondo_server.engine.replay import game_from_position
 from macondo_server.model.cgp import write_cgp
@@ -61,7 +69,7 @@ class PegJob:
         self._ckpt_key = ""
         self._ckpt_flushed = 0.0
         self._remote = [0, 0, 0, 0, 0]   # endgames, nested calls, nested cache hits, opponent solves, nodes (cluster)
-        self._dispatch: Dispatcher | None = None
+        self._dispatch: Dispatcher[PegSpec, PegConfig, PegItem, PegTaskResult] | None = None
         self._exact_done: dict[tuple[str, str], int] = {}   # (play, draw) -> exact spread (the tiebreak)
         self.opts = opts
         self.pos = pos
@@ -149,7 +157,7 @@ class PegJob:
         return rest
 
     @staticmethod
-    def move_tuple(p: PegPlay) -> tuple:
+    def move_tuple(p: PegPlay) -> MoveTuple:
         """The play as engine_cy.peg takes it: (kind, row, column, vertical, tiles, score)."""
         m = p.move
         return (m.kind, m.row, m.col, m.vertical, tuple(m.tiles), p.score)
@@ -162,21 +170,19 @@ class PegJob:
         """Twice the most points p can still reach: everything not yet lost, drawn or left unresolved."""
         return 2 * (self.total - p.unresolved) - p.found_losses2
 
-    def _phase_config(self, quick: bool) -> dict:
+    def _phase_config(self, quick: bool) -> PegConfig:
         """The worker settings of the quick pass or the full solve (everything a verdict depends on besides
         the position, the play and the draw)."""
         opts = self.opts
         if quick:
-            cfg = {"plies": QUICK_PLIES, "max_replies": QUICK_REPLIES,
-                   "max_nested": 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1),
-                   "opp_solver": False, "leaf_mode": LEAF_MODES["static"], "risk_moves": RISK_MOVES}
-        else:
-            cfg = {"plies": opts.endgame_plies, "max_replies": 0, "max_nested": opts.max_nested_depth,
-                   "opp_solver": opts.opponent_model == "solver",
-                   "leaf_mode": LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf],
-                   "risk_moves": RISK_MOVES}
-        cfg["skip_deep_pass"] = opts.skip_deep_pass
-        return cfg
+            return {"plies": QUICK_PLIES, "max_replies": QUICK_REPLIES,
+                    "max_nested": 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1),
+                    "opp_solver": False, "leaf_mode": LEAF_MODES["static"], "risk_moves": RISK_MOVES,
+                    "skip_deep_pass": opts.skip_deep_pass}
+        return {"plies": opts.endgame_plies, "max_replies": 0, "max_nested": opts.max_nested_depth,
+                "opp_solver": opts.opponent_model == "solver",
+                "leaf_mode": LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf],
+                "risk_moves": RISK_MOVES, "skip_deep_pass": opts.skip_deep_pass}
 
     def _configure(self, quick: bool) -> None:
         """Set every worker for the quick pass or the full solve."""
@@ -301,7 +307,7 @@ class PegJob:
             self.checkpoint.put(self._ckpt_key, rows)
             self.checkpointed += len(rows)
 
-    def _cluster_spec(self) -> dict:
+    def _cluster_spec(self) -> PegSpec:
         return {"run": new_run_id(), "cgp": write_cgp(self.pos), "lexicon": self.lex.name,
                 "fingerprint": lexicon_fingerprint(self.engine, self.lex.name), "bingo_bonus": self.bingo_bonus,
                 "tt_mb": self.opts.tt_megabytes, "prune_lexicon": self.opts.prune_lexicon,
@@ -311,15 +317,15 @@ class PegJob:
 
     def _cluster_pass(self, quick: bool, next_item: Callable[[], tuple[int, int] | None],
                       on_item: Callable[[int, int, int, int | None], None], remaining: Callable[[], int],
-                      progress, interval: float, deadline: float | None, exact: bool = False,
-                      first: int = 1) -> None:
+                      progress: Callable[[PegResult], None] | None, interval: float, deadline: float | None,
+                      exact: bool = False, first: int = 1) -> None:
         """One pass on the cluster: items (play, group) from next_item() as slots free up, each verdict to
         on_item(pi, gi, outcome, spread); progress on the same beat as in-process; the time limit stops it."""
         assert self._dispatch is not None
         cfg = self._phase_config(quick)
 
-        def next_batch(size: int) -> list | None:
-            batch = []
+        def next_batch(size: int) -> list[PegItem] | None:
+            batch: list[PegItem] = []
             for _ in range(size):
                 job = next_item()
                 if job is None:
@@ -330,7 +336,7 @@ class PegJob:
                 batch.append((pi, gi, self.move_tuple(p), g.seq, self.opp_counts(g.seq), exact))
             return batch or None
 
-        def on_result(res: dict) -> None:
+        def on_result(res: PegTaskResult) -> None:
             with self._lock:
                 self._remote[0] += res["endgames"]
                 self._remote[1] += res["nested_calls"]
@@ -355,7 +361,7 @@ class PegJob:
         def deadline_in() -> float | None:
             return None if deadline is None else deadline - time.monotonic()
 
-        def affinity(item: tuple) -> tuple:
+        def affinity(item: PegItem) -> tuple[int, tuple[int, ...]]:
             # the draws of one play that leave us the same rack share nested solves and table entries
             pi, _, _, seq, _, _ = item
             t = min(self.plays[pi].tiles_played, self.k)
@@ -367,7 +373,8 @@ class PegJob:
         except KeyboardInterrupt:
             self.stop()
 
-    def _quick_pass(self, progress, interval, deadline) -> None:
+    def _quick_pass(self, progress: Callable[[PegResult], None] | None, interval: float,
+                    deadline: float | None) -> None:
         self.phase = "quick"
         self._configure(quick=True)
         items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))
@@ -408,18 +415,18 @@ class PegJob:
         self._run_pool(work, progress, interval, deadline)
         self._flush_checkpoint(force=True)
 
-    def _full_pass(self, progress, interval, deadline) -> None:
+    def _full_pass(self, progress: Callable[[PegResult], None] | None, interval: float,
+                   deadline: float | None) -> None:
         opts = self.opts
         self.phase = "full"
         self._configure(quick=False)
-        rank = {WIN: 0, UNRESOLVED: 1, DRAW: 2, LOSS: 3}
+        rank: dict[int | None, int] = {WIN: 0, UNRESOLVED: 1, DRAW: 2, LOSS: 3}   # None: no quick verdict
 
         def order(p: PegPlay) -> list[int]:
             # a loss on a heavy draw rules a play out soonest: the draws the quick pass lost first, then the
             # heaviest (popped from the end, so the list runs the other way)
             key = sorted((gi for gi in range(len(p.groups)) if p.groups[gi].outcome is None),  # (resumed: not yet)
-                         key=lambda gi: (-rank.get(p.groups[gi].quick, 1),  # type: ignore[arg-type]
-                                         -p.groups[gi].weight, gi))
+                         key=lambda gi: (-rank.get(p.groups[gi].quick, 1), -p.groups[gi].weight, gi))
             return key[::-1]
 
         pending = [order(p) for p in self.plays]
@@ -546,7 +553,7 @@ class PegJob:
         self._flush_checkpoint(force=True)
 
     def _ranked(self) -> list[PegPlay]:
-        def key(p: PegPlay):
+        def key(p: PegPlay) -> tuple[bool, float, float, int]:
             return (p.cut_off, -p.points, -(p.spread if p.spread is not None else float("-inf")), -p.score)
 
         return sorted(self.plays, key=key)
@@ -554,7 +561,7 @@ class PegJob:
     def _ranked_by_knowledge(self) -> list[PegPlay]:
         """Before the solve finishes: by the best knowledge so far (each draw's full verdict where it has one,
         else its quick-pass verdict), then the most points still reachable; plays cut off last."""
-        def key(p: PegPlay):
+        def key(p: PegPlay) -> tuple[bool, float, float, float, int]:
             return (p.cut_off, -p.estimate, -p.upper, -p.lower, -p.score)
 
         return sorted(self.plays, key=key)
