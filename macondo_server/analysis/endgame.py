@@ -6,7 +6,9 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from engine_cy.alphabet import LetterDistribution
 from engine_cy.endgame import EndgameSolver, decode_line
 from engine_cy.game import Game
 from macondo_server.engine.facade import Engine
@@ -65,18 +67,9 @@ class EndgameResult:
     def best_move(self) -> LineMove | None:
         return self.line[0] if self.line else None
 
-    def to_json(self) -> dict:
-        return {
-            "value": self.value,
-            "final_spread": self.final_spread,
-            "best_line": [{"move": m.text, "score": m.score, "estimated": m.estimated} for m in self.line],
-            "depth": self.depth,
-            "nodes": self.nodes,
-            "seconds": round(self.seconds, 4),
-        }
 
-
-def _readable_line(game: Game, exact: list, estimated: list, ld) -> list[LineMove]:
+def _readable_line(game: Game, exact: list[tuple[int, int]], estimated: list[tuple[int, int]],
+                   ld: LetterDistribution) -> list[LineMove]:
     g = game.clone()
     out: list[LineMove] = []
     for i, (kind, row, col, vertical, tiles, score) in enumerate(decode_line(game, exact + estimated)):
@@ -110,14 +103,14 @@ class EndgameJob:
     def stop(self) -> None:
         self.solver.stop()
 
-    def _result(self, raw: Mapping) -> EndgameResult:
+    def _result(self, raw: Mapping[str, Any]) -> EndgameResult:
         line = _readable_line(self.game, raw["line"], raw.get("estimated", []), self.lex.ld)
         return EndgameResult(raw["value"], raw["final_spread"], line, raw["depth"], raw["nodes"], raw["seconds"],
                              raw["complete"], self.opts.first_win)
 
     def run(self, progress: Callable[[EndgameResult], None] | None = None,
             stop: threading.Event | None = None) -> EndgameResult:
-        def on_depth(raw: Mapping) -> None:
+        def on_depth(raw: Mapping[str, Any]) -> None:
             if progress is not None:
                 progress(self._result(raw))
 

@@ -14,7 +14,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +24,9 @@ from engine_cy.infer import InferWorker, count_leaves, enumerate_leaves, sample_
 from engine_cy.rules import play_error, score_play
 from macondo_server.engine.facade import EQUITY_SCALE, Engine
 from macondo_server.engine.lexicon import Lexicon
+from macondo_server.engine.replay import ReplayResult
 from macondo_server.model.coords import format_coord, parse_coord
+from macondo_server.model.gcg import GcgGame
 from macondo_server.model.move import Move, format_move, parse_move
 from macondo_server.model.position import Position
 from macondo_server.model.text import FormatError, check_text, excerpt
@@ -99,27 +101,6 @@ class InferResult:
     # for the simulation: the consistent leaves (counts by letter) and their weights
     leave_counts: np.ndarray | None = None
     leave_weights: np.ndarray | None = None
-
-    def to_json(self, ld, top: int = 15) -> dict:
-        return {
-            "play": self.play,
-            "kind": self.kind,
-            "known": ld.rack_str(self.known),
-            "leave_size": self.leave_size,
-            "method": self.method,
-            "racks_judged": self.racks_judged,
-            "racks_consistent": self.racks_consistent,
-            "distinct_leaves": self.distinct_leaves,
-            "consistent_leaves": len(self.leaves),
-            "tolerance": self.tolerance,
-            "seconds": round(self.seconds, 3),
-            "stopped": self.stopped,
-            "leaves": [{"leave": v.text, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6),
-                        "racks": v.racks} for v in self.leaves[:top]],
-            "tiles": [{"tile": ld.label(i), "inferred": round(self.tile_found[i], 4),
-                       "random": round(self.tile_expected[i], 4)}
-                      for i in range(ld.size) if self.pool[i] > 0],
-        }
 
 
 # ------------------------------------------------------------------ the last play
@@ -222,7 +203,7 @@ def last_play_before(pos_before: Position, text: str, lex: Lexicon, withdrawn: b
 _NOT_MOVES = ("challenge_bonus", "time_penalty", "end_rack_points", "end_rack_penalty")
 
 
-def last_play_from_record(record, res, lex: Lexicon) -> LastPlay:
+def last_play_from_record(record: GcgGame, res: ReplayResult, lex: Lexicon) -> LastPlay:
     """From a replayed GCG record (gamestate.replay_gcg up to some turn): the opponent's last play before that
     turn as the player then on turn saw it, on the position they know. A FormatError when there is none to
     infer from (their last move a pass, our own move since, no move yet)."""
@@ -258,7 +239,7 @@ def last_play_from_record(record, res, lex: Lexicon) -> LastPlay:
 # ------------------------------------------------------------------ inference
 
 
-def _prior(pool: list[int], counts) -> float:
+def _prior(pool: list[int], counts: Iterable[int]) -> float:
     n = sum(pool)
     k = int(sum(int(c) for c in counts))
     total = math.comb(n, k)
@@ -356,7 +337,7 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
     judged = _run_workers(workers, cand, weights, accepted, kept, best_eq, play_eq, stop, progress, deadline)
     # consistent racks -> their kept leaves, weighted
     idx = np.nonzero(accepted[:judged])[0]
-    table: dict[bytes, list] = {}
+    table: dict[bytes, list[float]] = {}
     for i in idx:
         key = kept[i].tobytes()
         e = table.get(key)
@@ -374,7 +355,7 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
         counts_arr[j] = counts
         w_arr[j] = w
         tiles = tuple(ml for ml in range(ld.size) for _ in range(int(counts[ml])))
-        leaves.append(InferredLeave(tiles, ld.rack_str(list(tiles)) or "-", w / total, _prior(pool, counts), c))
+        leaves.append(InferredLeave(tiles, ld.rack_str(list(tiles)) or "-", w / total, _prior(pool, counts), int(c)))
     found = [0.0] * ld.size
     if total > 0:
         found = [float((counts_arr[:, ml].astype(np.float64) * w_arr).sum() / total) for ml in range(ld.size)]
@@ -383,8 +364,8 @@ def infer(engine: Engine, lp: LastPlay, opts: InferOptions, known: list[int] | N
                        counts_arr, w_arr)
 
 
-def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarray, accepted, kept, best_eq,
-                 play_eq, stop: threading.Event | None, progress: Callable[[int, int], None] | None,
+def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarray, accepted: np.ndarray,
+                 kept: np.ndarray, best_eq: np.ndarray, play_eq: np.ndarray, stop: threading.Event | None, progress: Callable[[int, int], None] | None,
                  deadline: float | None = None) -> int:
     """Judge every candidate, split in contiguous slices between the workers; returns how many were judged
     (all of them unless stopped: then the judged ones are moved to the front of every array)."""
@@ -436,36 +417,6 @@ def _run_workers(workers: list[InferWorker], cand: np.ndarray, weights: np.ndarr
     cand[:m] = cand[order]
     weights[:m] = weights[order]
     return m
-
-
-def format_infer(res: InferResult, ld, top: int = 15) -> str:
-    lines = []
-    what = f"exchange of {RACK_SIZE - res.leave_size}" if res.kind == "exchange" else "play"
-    lines.append(f"Inference for the opponent's {what} {res.play} (tolerance {res.tolerance:g} points)")
-    if res.known:
-        lines.append(f"Known on their rack: {ld.rack_str(res.known)} (the withdrawn phony's tiles)")
-    if res.method == "none":
-        lines.append("The play used every tile: nothing was kept, nothing to infer.")
-        return "\n".join(lines)
-    how = ("every possible rack" if res.method == "exhaustive" else f"{res.racks_judged:,} random racks")
-    kind = "distinct racks" if res.method == "exhaustive" else "racks"
-    lines.append(f"Judged {how}: {res.racks_judged:,} {kind}, {res.racks_consistent:,} consistent, "
-                 f"{len(res.leaves):,} distinct leaves of {res.leave_size} kept ({res.distinct_leaves:,} possible)"
-                 + (" (stopped early)" if res.stopped else ""))
-    if not res.leaves:
-        lines.append("No rack makes this play near the best: nothing inferred (a simulation draws at random).")
-        return "\n".join(lines)
-    lines.append(f"{'Leave':<10}{'Inferred':>10}{'Random':>10}{'Ratio':>9}")
-    for v in res.leaves[:top]:
-        ratio = v.posterior / v.prior if v.prior > 0 else float("inf")
-        lines.append(f"{v.text:<10}{100 * v.posterior:>9.2f}%{100 * v.prior:>9.3f}%{ratio:>9.1f}")
-    lines.append("Tiles kept (expected count, inferred vs random):")
-    cells = [f"{ld.label(i)} {res.tile_found[i]:.2f}/{res.tile_expected[i]:.2f}"
-             for i in range(ld.size) if res.pool[i] > 0]
-    for i in range(0, len(cells), 6):
-        lines.append("  " + "   ".join(cells[i:i + 6]))
-    lines.append(f"{res.seconds:.2f} s")
-    return "\n".join(lines)
 
 
 def describe_play(lp: LastPlay) -> str:

@@ -26,10 +26,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engine_cy.board import Board
 from engine_cy.rules import formed_words
 from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.analysis.peg.result import PegPlay
 from macondo_server.analysis.sim import SimJob, SimOptions
 from macondo_server.engine.facade import Engine, GeneratedMove
 from macondo_server.engine.lexicon import Lexicon
@@ -42,7 +44,7 @@ from macondo_server.engine.replay import (
     replay_gcg,
 )
 from macondo_server.engine.settings import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP
-from macondo_server.model.gcg import GcgGame, write_gcg
+from macondo_server.model.gcg import GcgEvent, GcgGame, write_gcg
 from macondo_server.model.move import Move, format_move, parse_move
 from macondo_server.model.position import Position
 from macondo_server.model.text import FormatError, excerpt
@@ -140,18 +142,6 @@ class Candidate:
     value: int | None = None          # endgame: spread change under best play
     spread: float | None = None       # pre-endgame tiebreak spread
 
-    def to_json(self) -> dict:
-        out: dict = {"move": self.move, "score": self.score}
-        if self.equity is not None:
-            out["equity"] = round(self.equity, 2)
-        if self.win_pct is not None:
-            out["win_pct"] = round(self.win_pct, 2)
-        if self.value is not None:
-            out["value"] = self.value
-        if self.spread is not None:
-            out["spread"] = round(self.spread, 2)
-        return out
-
 
 @dataclass
 class TurnAnalysis:
@@ -184,21 +174,6 @@ class TurnAnalysis:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0               # not in the JSON (it would vary between runs)
 
-    def to_json(self) -> dict:
-        return {
-            "event": self.event, "line": self.line, "player": self.player + 1, "nick": self.nick,
-            "rack": self.rack, "bag": self.bag, "phase": self.phase or None,
-            "played": self.played.to_json(), "best": self.best.to_json() if self.best else None,
-            "rank": self.rank, "candidates": self.candidates,
-            "equity_loss": None if self.equity_loss is None else round(self.equity_loss, 2),
-            "win_loss": None if self.win_loss is None else round(self.win_loss, 2),
-            "spread_loss": self.spread_loss, "loss_is_bound": self.loss_is_bound, "mistake": self.mistake,
-            "blown_endgame": self.blown_endgame, "bingo_available": self.bingo_available,
-            "missed_bingo": self.missed_bingo, "phony": self.phony, "phony_words": self.phony_words,
-            "phony_challenged": self.phony_challenged, "missed_challenge": self.missed_challenge,
-            "complete": self.complete, "skipped": self.skipped or None, "notes": self.notes,
-        }
-
 
 @dataclass
 class PlayerSummary:
@@ -224,18 +199,6 @@ class PlayerSummary:
         w = MISTAKE_WEIGHTS
         return self.small * w["small"] + self.medium * w["medium"] + self.large * w["large"]
 
-    def to_json(self) -> dict:
-        return {
-            "player": self.player + 1, "nick": self.nick, "turns": self.turns, "optimal": self.optimal,
-            "equity_lost": round(self.equity_lost, 2), "win_pct_lost": round(self.win_lost, 2),
-            "spread_lost": self.spread_lost,
-            "mistakes": {"small": self.small, "medium": self.medium, "large": self.large},
-            "mistake_index": round(self.mistake_index, 2), "bingos_available": self.bingos_available,
-            "bingos_missed": self.bingos_missed, "phonies": self.phonies,
-            "phonies_challenged": self.phonies_challenged, "challenges_missed": self.challenges_missed,
-            "biggest_mistakes": self.biggest,
-        }
-
 
 @dataclass
 class GameAnalysis:
@@ -249,22 +212,6 @@ class GameAnalysis:
     warnings: list[str]
     options: AnalyzeOptions
     seconds: float = 0.0
-
-    def to_json(self) -> dict:
-        o = self.options
-        return {
-            "game": self.name, "lexicon": self.lexicon,
-            "players": [{"nick": n, "name": r} for n, r in self.players],
-            "budget": {"sim_plies": o.sim_plies, "sim_plays": o.sim_plays, "sim_iterations": o.sim_iterations,
-                       "peg_max_bag": o.peg_max_bag, "peg_plays": o.peg_plays,
-                       "peg_endgame_plies": o.peg_endgame_plies,
-                       "endgame_plies": o.endgame_plies, "endgame_candidates": o.endgame_candidates,
-                       "seed": o.seed},
-            "turns_analysed": len(self.turns), "turns_total": self.turns_total, "stopped": self.stopped,
-            "warnings": self.warnings,
-            "summary": [s.to_json() for s in self.summaries],
-            "turns": [t.to_json() for t in self.turns],
-        }
 
 
 # ------------------------------------------------------------------ loading
@@ -297,7 +244,7 @@ def _turn_seed(seed: int, event: int) -> int:
     return (seed * 1_000_003 + event * 7919) % (MAX_SEED + 1)
 
 
-def _phony_words(lex: Lexicon, board, move: Move) -> list[str]:
+def _phony_words(lex: Lexicon, board: Board, move: Move) -> list[str]:
     if move.kind != "place":
         return []
     try:
@@ -389,7 +336,7 @@ class _Analyzer:
         win = res.winner
         exact = bool(res.complete)
 
-        def value(p) -> float:
+        def value(p: PegPlay) -> float:
             """Points (wins + draws/2 over the draws): exact once the solve is complete, else the solver's best
             knowledge so far (full verdicts where it has them, the quick pass's elsewhere)."""
             return float(p.points if exact else getattr(p, "estimate", p.points))
@@ -413,7 +360,7 @@ class _Analyzer:
             t.rank, t.win_loss = 1, 0.0
         else:
             # ties share a rank; the spread tiebreak orders plays with equal points where it was run
-            def key(p) -> tuple[float, float]:
+            def key(p: PegPlay) -> tuple[float, float]:
                 sp = getattr(p, "spread", None)
                 return value(p), sp if sp is not None else float("-inf")
 
@@ -511,7 +458,7 @@ class _Analyzer:
 
     # -- a turn
 
-    def turn(self, pos: Position, ev, event: int, player: int, t: TurnAnalysis, challenged: bool) -> None:
+    def turn(self, pos: Position, ev: GcgEvent, event: int, player: int, t: TurnAnalysis, challenged: bool) -> None:
         ld = pos.ld
         lex = self.lex
         gen = self.engine.generate(pos, lexicon=lex.name).moves
@@ -738,89 +685,3 @@ def annotated_gcg(record: GcgGame, analysis: GameAnalysis) -> str:
             copy.note = f"{copy.note}\n{note}" if copy.note else note
         out.events.append(copy)
     return write_gcg(out)
-
-
-_FLAG_NAMES = (("missed_bingo", "missed bingo"), ("phony", "phony"), ("phony_challenged", "challenged off"),
-               ("missed_challenge", "missed challenge"), ("blown_endgame", "blown endgame"))
-
-
-def _flags(t: TurnAnalysis) -> str:
-    return ", ".join(name for attr, name in _FLAG_NAMES if getattr(t, attr))
-
-
-def _num(x: float | None, fmt: str = "{:.1f}", bound: bool = False) -> str:
-    if x is None:
-        return "-"
-    return (">=" if bound else "") + fmt.format(x)
-
-
-def print_report(analysis: GameAnalysis, console) -> None:
-    """A readable report on a rich Console (tables on a terminal; plain columns when piped)."""
-    from rich import box
-    from rich.table import Table
-
-    a = analysis
-    names = " vs ".join(n for n, _ in a.players)
-    console.print(f"[bold]{a.name or 'game'}[/bold]: {names} ({a.lexicon}); "
-                  f"{len(a.turns)} of {a.turns_total} turns analysed in {a.seconds:.1f} s"
-                  + (" [yellow](stopped: what was done so far)[/yellow]" if a.stopped else ""))
-    for w in a.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
-    plain = not console.is_terminal
-    tb = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=False)
-    # narrow terminals: the columns a reader needs first (rack, bag and phase are in the JSON and the notes)
-    wide = plain or console.width >= 120
-    cols = [("#", "right", 3), ("Player", "left", 6)] + (
-        [("Rack", "left", 7), ("Bag", "right", 3), ("Phase", "left", 5)] if wide else []) + [
-        ("Played", "left", 8), ("Rank", "right", 5), ("Best", "left", 8), ("Win%-", "right", 5),
-        ("Eq-", "right", 5), ("Mistake", "left", 6)]
-    for col, just, width in cols:
-        tb.add_column(col, justify=just, min_width=width)  # type: ignore[arg-type]
-    tb.add_column("Notes", overflow="fold", min_width=10)
-    colours = {"small": "blue", "medium": "dark_orange", "large": "red"}
-    for t in a.turns:
-        head = [str(t.event), t.nick[:12] if wide else t.nick[:8]]
-        if wide:
-            head += [t.rack, str(t.bag), t.phase or "-"]
-        if t.skipped:
-            tb.add_row(*head, t.played.move or "-", "-", "-", "-", "-", "-", f"not analysed: {t.skipped}")
-            continue
-        mistake = t.mistake if t.mistake == "none" else f"[{colours[t.mistake]}]{t.mistake}[/]"
-        eq = t.spread_loss if t.phase == "endgame" else t.equity_loss
-        notes = "; ".join(x for x in [_flags(t)] + t.notes if x)
-        tb.add_row(*head, t.played.move or "-", f"{t.rank}/{t.candidates}" if t.rank else "-",
-                   t.best.move if t.best else "-", _num(t.win_loss, bound=t.loss_is_bound), _num(eq),
-                   mistake if t.rank else "-", notes)
-    console.print(tb)
-    # the summary: a row per figure, a column per player (fits any terminal)
-    st = Table(title="Summary", box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=False)
-    st.add_column("")
-    for s in a.summaries:
-        st.add_column(s.nick, justify="right")
-    rows: list[tuple[str, Callable[[PlayerSummary], str]]] = [
-        ("turns analysed", lambda s: str(s.turns)),
-        ("best move played", lambda s: str(s.optimal)),
-        ("equity lost", lambda s: f"{s.equity_lost:.1f}"),
-        ("win% lost", lambda s: f"{s.win_lost:.1f}"),
-        ("endgame spread lost", lambda s: str(s.spread_lost)),
-        ("mistakes small/medium/large", lambda s: f"{s.small}/{s.medium}/{s.large}"),
-        ("mistake index", lambda s: f"{s.mistake_index:.1f}"),
-        ("bingos missed/available", lambda s: f"{s.bingos_missed}/{s.bingos_available}"),
-        ("phonies (challenged off)", lambda s: f"{s.phonies} ({s.phonies_challenged})"),
-        ("challenges missed", lambda s: str(s.challenges_missed)),
-    ]
-    for label, fn in rows:
-        st.add_row(label, *[fn(s) for s in a.summaries])
-    console.print(st)
-    by_event = {t.event: t for t in a.turns}
-    for s in a.summaries:
-        if not s.biggest:
-            continue
-        console.print(f"Biggest mistakes of {s.nick}:")
-        for ev in s.biggest:
-            t = by_event[ev]
-            loss = (f"-{t.win_loss:.1f}% win" if t.win_loss is not None and t.phase != "endgame"
-                    else f"-{t.spread_loss} spread")
-            est = "" if t.complete else "; an estimate: the budget was cut"
-            console.print(f"  event {t.event} (line {t.line}): {t.played.move} instead of "
-                          f"{t.best.move if t.best else '?'} ({loss}, {t.mistake}{est})")

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine_cy.alphabet import LetterDistribution
 from engine_cy.autoplay import AutoplayWorker, game_seed
+from engine_cy.game import Game
 from engine_cy.klv import Klv
 from macondo_server.engine.facade import Engine
 from macondo_server.engine.lexicon import Lexicon
@@ -29,6 +31,11 @@ from macondo_server.runtime.cluster import (
     run_stopped,
     worker_lexicon,
 )
+
+# what a cluster worker rebuilds a bot from (bot_sources): lexicon name and fingerprint, leaves as bytes or None
+BotSource = dict[str, Any]
+# one game a cluster task played: (game, first bot, scores, bingos, turns, end reason, GCG text or None)
+PlayedGame = tuple[int, int, tuple[int, int], tuple[int, int], int, str, str | None]
 
 
 @dataclass
@@ -64,21 +71,6 @@ class AutoplaySummary:
     win_rate_ci95: float             # half-width of the 95% interval
     records: list[GameRecord] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        return {
-            "games": self.games,
-            "wins": self.wins,
-            "draws": self.draws,
-            "mean_score": [round(x, 3) for x in self.mean_score],
-            "bingos_per_game": [round(x, 4) for x in self.bingos_per_game],
-            "turns_per_game": round(self.turns_per_game, 3),
-            "games_per_second": round(self.games_per_second, 2),
-            "seconds": round(self.seconds, 3),
-            "mean_spread": round(self.mean_spread, 3),
-            "win_rate": round(self.win_rate, 4),
-            "win_rate_ci95": round(self.win_rate_ci95, 4),
-        }
-
 
 def bots_from_options(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
                       leaves2: str | None, by_name: bool = False) -> tuple[BotSpec, BotSpec]:
@@ -94,7 +86,7 @@ def bots_from_options(engine: Engine, lexicon: str | None, leaves: str | None, l
 
 
 def bot_sources(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
-                leaves2: str | None, by_name: bool = False) -> list[dict]:
+                leaves2: str | None, by_name: bool = False) -> list[BotSource]:
     """What a cluster worker needs to rebuild the bots of bots_from_options (same arguments): each bot's lexicon
     by name and content fingerprint, and its leaves as the file's bytes (None: the lexicon's own leaves). The
     worker reads lexica from its own data directories; leaves travel with the task, never as a path."""
@@ -150,7 +142,7 @@ def summarize(records: list[GameRecord], seconds: float) -> AutoplaySummary:
     )
 
 
-def history_to_gcg(worker_game, ld, names: tuple[str, str], first_bot: int) -> GcgGame:
+def history_to_gcg(worker_game: Game, ld: LetterDistribution, names: tuple[str, str], first_bot: int) -> GcgGame:
     """A finished game's move history as a GCG record (seat 0 moved first)."""
     seat_names = (names[first_bot], names[1 - first_bot])
     game = GcgGame(players=[(seat_names[0], seat_names[0]), (seat_names[1], seat_names[1])])
@@ -200,7 +192,7 @@ def run_autoplay(
     stop: threading.Event | None = None,
     records: list[GameRecord] | None = None,
     cluster: Cluster | None = None,
-    sources: list[dict] | None = None,
+    sources: list[BotSource] | None = None,
 ) -> AutoplaySummary:
     """Play `games` games; bot 1 moves first in even games. With pairs, games 2k and 2k+1 share their tiles
     (each bot gets the draws the other had). Setting `stop` ends the run after the games in progress;
@@ -265,16 +257,16 @@ def run_autoplay(
     return summarize(records, time.perf_counter() - t0)
 
 
-def _run_on_cluster(cluster: Cluster, sources: list[dict], games: int, seed: int, pairs: bool, out_dir: Path | None,
+def _run_on_cluster(cluster: Cluster, sources: list[BotSource], games: int, seed: int, pairs: bool, out_dir: Path | None,
                     names: tuple[str, str], progress: Callable[[int, int], None] | None, stop: threading.Event,
                     records: list[GameRecord]) -> AutoplaySummary:
     t0 = time.perf_counter()
 
-    def on_games(batch: list) -> None:
+    def on_games(batch: list[PlayedGame]) -> None:
         for g, first, scores, bingos, turns, reason, gcg in batch:
             if out_dir is not None and gcg is not None:
                 (out_dir / f"game-{g:05d}.gcg").write_text(gcg, encoding="utf-8")
-            records.append(GameRecord(g, first, tuple(scores), tuple(bingos), turns, reason))
+            records.append(GameRecord(g, first, (scores[0], scores[1]), (bingos[0], bingos[1]), turns, reason))
         if progress:
             progress(len(records), games)
 
@@ -289,10 +281,10 @@ def _run_on_cluster(cluster: Cluster, sources: list[dict], games: int, seed: int
 # ---------------------------------------------------------------------------------------- the cluster task
 
 _W_LOCK = threading.Lock()
-_W_BOTS: OrderedDict[tuple, Any] = OrderedDict()
+_W_BOTS: OrderedDict[tuple[Any, ...], tuple[AutoplayWorker, Lexicon]] = OrderedDict()
 
 
-def _autoplay_worker(bots: list[dict]):
+def _autoplay_worker(bots: list[BotSource]) -> tuple[AutoplayWorker, Lexicon]:
     """This process's self-play worker for the two bots (lexicon by name and fingerprint, leaves as bytes or
     the lexicon's own), kept between tasks."""
     # one per thread (a worker process may run several tasks at once)
@@ -312,13 +304,13 @@ def _autoplay_worker(bots: list[dict]):
     return made
 
 
-def autoplay_task(bots: list[dict], seed: int, pairs: bool, names: tuple[str, str] | None, indices: list[int],
-                  run: str) -> list:
+def autoplay_task(bots: list[BotSource], seed: int, pairs: bool, names: tuple[str, str] | None, indices: list[int],
+                  run: str) -> list[PlayedGame]:
     """Runs on a Dask worker: play games `indices` (game g: tiles from (seed, g // 2 with pairs else g), bot 1
     first when g is even), as the in-process harness does; a stopped run's task ends at the next game.
     Returns (g, first bot, scores, bingos, turns, end reason, GCG text or None) per game played."""
     w, lex = _autoplay_worker(bots)
-    out = []
+    out: list[PlayedGame] = []
     for g in indices:
         if run_stopped(run):
             break
@@ -329,12 +321,12 @@ def autoplay_task(bots: list[dict], seed: int, pairs: bool, names: tuple[str, st
             rec = history_to_gcg(w.game_state(), lex.ld, names, first)
             rec.pragmas.append(("lexicon", lex.name))
             gcg = write_gcg(rec)
-        out.append((g, first, tuple(scores), tuple(bingos), turns, reason, gcg))
+        out.append((g, first, (scores[0], scores[1]), (bingos[0], bingos[1]), turns, reason, gcg))
     return out
 
 
-def run_autoplay_tasks(cluster: Cluster, bots: list[dict], games: int, seed: int, pairs: bool,
-                       names: tuple[str, str] | None, on_games: Callable[[list], None],
+def run_autoplay_tasks(cluster: Cluster, bots: list[BotSource], games: int, seed: int, pairs: bool,
+                       names: tuple[str, str] | None, on_games: Callable[[list[PlayedGame]], None],
                        stopped: Callable[[], bool]) -> int:
     """Self-play split across the cluster in batches of games; on_games(list of game tuples) as batches come
     back. Returns the tasks sent."""

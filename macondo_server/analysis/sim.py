@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from macondo_server.model.move import format_move, parse_move
 from macondo_server.model.position import Position
 from macondo_server.model.text import FormatError, excerpt
 from macondo_server.runtime.jobs import watch_stop
+
+if TYPE_CHECKING:
+    from macondo_server.analysis.infer import InferResult
 
 WINPCT_PATH = PACKAGE_DATA / "winpct.csv"
 ROUND_PER_THREAD = 64          # iterations per thread between statistics checks
@@ -106,30 +110,7 @@ class SimResult:
     seconds: float
     final: bool
     stopped_reason: str
-    inference: dict | None = None        # the inference the opponent's racks were drawn from (summary)
-
-    def to_json(self) -> dict:
-        extra = {"inference": self.inference} if self.inference is not None else {}
-        return extra | {
-            "iterations": self.iterations,
-            "plays": [
-                {
-                    "move": p.text,
-                    "score": p.score,
-                    "leave": p.leave,
-                    "win_pct": round(p.win_pct, 3),
-                    "win_pct_stderr": round(p.win_pct_stderr, 3),
-                    "equity": round(p.equity, 3),
-                    "equity_stderr": round(p.equity_stderr, 3),
-                    "pruned": p.pruned,
-                    "ply_stats": [{"mean_score": round(s, 2), "bingo_pct": round(b, 2)}
-                                  for s, b in zip(p.ply_scores, p.ply_bingo_pct, strict=True)],
-                }
-                for p in self.plays
-            ],
-            "seconds": round(self.seconds, 3),
-            "stopped_reason": self.stopped_reason,
-        }
+    inference: InferResult | None = None   # the inference the opponent's racks were drawn from
 
 
 def _mean_se(n: int, s: float, sq: float) -> tuple[float, float]:
@@ -170,7 +151,7 @@ class SimJob:
         # known opponent tiles come only from the explicit field: a rack that merely stands in the CGP (a
         # replayed record's later reveal, a commit's random fill) is not something the player on turn knows
         known = known_opponent_tiles(pos, opts.opp_rack) if opts.opp_rack else []
-        self.inference = None
+        self.inference: InferResult | None = None
         last_play = None
         if opts.infer_play is not None:
             from macondo_server.analysis.infer import InferOptions, last_play_on
@@ -326,17 +307,7 @@ class SimJob:
         with self._lock:
             self._update_stats()
             return SimResult(self._ranked(), self.iterations, time.monotonic() - self.t0, final, self.reason,
-                             self.inference_summary())
-
-    def inference_summary(self) -> dict | None:
-        r = self.inference
-        if r is None:
-            return None
-        return {"play": r.play, "method": r.method, "racks_judged": r.racks_judged,
-                "racks_consistent": r.racks_consistent, "leaves": len(r.leaves), "tolerance": r.tolerance,
-                "top": [{"leave": v.text, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6)}
-                        for v in r.leaves[:5]],
-                "drawn_from_inference": bool(r.leaves)}
+                             self.inference)
 
     def run(self, progress: Callable[[SimResult], None] | None = None, interval: float = 0.5,
             stop: threading.Event | None = None) -> SimResult:
@@ -382,23 +353,3 @@ class SimJob:
             if self._stop.is_set() and not self.reason:
                 self.reason = "stopped"
         return self.snapshot(final=True)
-
-
-def format_sim_table(res: SimResult) -> str:
-    lines = [f"{'Play':<20}{'Leave':<9}{'Score':>5}  {'Win%':>14}  {'Equity':>16}"]
-    for p in res.plays:
-        mark = " ❌" if p.pruned else ""
-        lines.append(f"{p.table:<20}{p.leave:<9}{p.score:>5}  {p.win_pct:7.2f}±{p.win_pct_stderr:<5.2f}  "
-                     f"{p.equity:8.2f}±{p.equity_stderr:<6.2f}{mark}")
-    lines.append(f"Iterations: {res.iterations}" + (f" ({res.stopped_reason})" if res.stopped_reason else ""))
-    inf = res.inference
-    if inf is not None:
-        if inf["drawn_from_inference"]:
-            top = ", ".join(f"{v['leave']} {100 * v['posterior']:.1f}%" for v in inf["top"][:3])
-            lines.append(f"Opponent racks drawn from the inference on {inf['play']}: {inf['leaves']} leaves "
-                         f"({inf['method']}, {inf['racks_consistent']:,} of {inf['racks_judged']:,} racks "
-                         f"consistent; most likely {top})")
-        else:
-            lines.append(f"Inference on {inf['play']}: no consistent rack kept anything, opponent racks drawn "
-                         "at random")
-    return "\n".join(lines)

@@ -1,11 +1,29 @@
-"""Conversion between protobuf messages and engine results: the only module that knows both."""
+"""Conversion between protobuf messages and engine types: the only module that knows both.
+
+Requests become solver options (`*_options`); engine results become the messages the RPCs stream
+(`*_to_pb`). The CLI converts its results here too and draws them with the client's renderers
+(macondo_client.render), so the server, the shell and the command line show one shape of each result."""
 
 from __future__ import annotations
 
+from engine_cy.alphabet import LetterDistribution
+from macondo_server.analysis.endgame import EndgameOptions, EndgameResult
+from macondo_server.analysis.infer import InferResult
+from macondo_server.analysis.peg.options import OUTCOME_NAMES, QUICK_PLIES, QUICK_REPLIES, PegOptions
+from macondo_server.analysis.peg.result import PegPlay, PegResult
+from macondo_server.analysis.review import (
+    AnalyzeOptions,
+    Candidate,
+    GameAnalysis,
+    PlayerSummary,
+    TurnAnalysis,
+)
 from macondo_server.analysis.selfplay import AutoplaySummary
+from macondo_server.analysis.sim import SimOptions, SimResult
 from macondo_server.api.sessions import Session
-from macondo_server.engine.facade import GeneratedMove
+from macondo_server.engine.facade import GeneratedMove, GenResult
 from macondo_server.engine.replay import position_from_game
+from macondo_server.engine.settings import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP
 from macondo_server.model.cgp import write_cgp
 from macondo_server.model.gcg import GcgEvent, write_gcg
 from macondo_server.model.move import Move, format_move
@@ -14,6 +32,76 @@ from macondo_server.model.render import render_position
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 
 _KIND = {"place": pb.TILE_PLACEMENT, "exchange": pb.EXCHANGE, "pass": pb.PASS}
+SIM_INFERENCE_TOP = 5          # leaves a simulation's inference summary lists
+
+
+# ------------------------------------------------------------------ requests -> options
+
+
+def generate_options(request: pb.GenerateMovesRequest) -> tuple[int | None, str]:
+    """How many moves (None: all) and the order of a GenerateMoves request."""
+    n = None if request.all else (request.num_plays or 15)
+    return n, "score" if request.sort == pb.SORT_SCORE else "equity"
+
+
+def sim_options(request: pb.SimulateRequest, threads: int, infer_max_racks: int) -> SimOptions:
+    """A Simulate request's options (defaults filled); `infer_max_racks` is the request's, bounded by the
+    server's limits."""
+    return SimOptions(
+        plies=request.plies if request.HasField("plies") else 2,
+        num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or 1000,
+        stop=request.stop or None, max_time=request.max_time, threads=threads,
+        seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
+        infer_play=request.infer_play or None,
+        infer_withdrawn=request.infer_withdrawn,
+        infer_tolerance=request.infer_tolerance if request.HasField("infer_tolerance") else 3.0,
+        infer_max_racks=infer_max_racks,
+    )
+
+
+def endgame_options(request: pb.SolveEndgameRequest, threads: int, tt_megabytes: int) -> EndgameOptions:
+    return EndgameOptions(
+        plies=request.plies or 4, max_time=request.max_time, threads=threads,
+        first_win=request.first_win, heuristics=not request.disable_heuristics,
+        tt_megabytes=tt_megabytes, lexicon=request.position.lexicon or None,
+    )
+
+
+def peg_options(request: pb.SolvePreEndgameRequest, threads: int, tt_megabytes: int) -> PegOptions:
+    """A SolvePreEndgame request's options; an eventuality runs on one thread without the tiebreak."""
+    opts = PegOptions(
+        endgame_plies=request.endgame_plies or 4, only_solve=list(request.only_solve),
+        max_tiles_left=request.max_tiles_left if request.HasField("max_tiles_left") else 1,
+        max_nested_depth=request.max_nested_depth if request.HasField("max_nested_depth") else 1,
+        skip_deep_pass=request.skip_deep_pass if request.HasField("skip_deep_pass") else True,
+        early_cutoff=request.early_cutoff, skip_tiebreaker=request.skip_tiebreaker,
+        opp_rack=request.opp_rack or None, threads=threads,
+        max_time=request.max_time, endgame_heuristics=request.endgame_heuristics,
+        lexicon=request.position.lexicon or None, tt_megabytes=tt_megabytes,
+        opponent_model=request.opponent_model or "pessimistic",
+        endgame_leaf=request.endgame_leaf or "auto",
+        quick_pass=request.quick_pass if request.HasField("quick_pass") else True,
+    )
+    if request.eventuality:
+        opts.threads, opts.skip_tiebreaker = 1, True
+    return opts
+
+
+def analyze_options(request: pb.AnalyzeGameRequest, threads: int, tt_megabytes: int) -> AnalyzeOptions:
+    """An AnalyzeGame request's budgets (0 or unset: the defaults)."""
+    return AnalyzeOptions(
+        player=request.player or None, sim_iterations=request.sim_iterations or 600,
+        sim_plies=request.sim_plies if request.HasField("sim_plies") else 2,
+        sim_plays=request.sim_plays or 12, sim_max_time=request.sim_max_time or DEFAULT_SIM_CAP,
+        peg_max_bag=request.peg_max_bag if request.HasField("peg_max_bag") else 1,
+        peg_plays=request.peg_plays or 8, peg_endgame_plies=request.peg_endgame_plies or 4,
+        peg_max_time=request.peg_max_time or DEFAULT_PEG_CAP, endgame_plies=request.endgame_plies or 6,
+        endgame_max_time=request.endgame_max_time or DEFAULT_ENDGAME_CAP,
+        endgame_candidates=request.endgame_candidates if request.HasField("endgame_candidates") else 4,
+        threads=threads, seed=request.seed, lexicon=request.lexicon or None, tt_megabytes=tt_megabytes)
+
+
+# ------------------------------------------------------------------ moves and games
 
 
 def move_to_pb(m: GeneratedMove, pos: Position) -> pb.Move:
@@ -41,6 +129,14 @@ def plain_move_to_pb(mv: Move, pos: Position, score: int, equity: float = 0.0, l
         leave=ld.rack_str(leave or []),
         tiles_played=mv.tiles_played if tiles_played is None else tiles_played,
         display=format_move(mv, ld, pos.board, style="table"),
+    )
+
+
+def generate_to_pb(res: GenResult, pos: Position, lexicon: str) -> pb.GenerateMovesResponse:
+    return pb.GenerateMovesResponse(
+        moves=[move_to_pb(m, pos) for m in res.moves],
+        counts=pb.MoveCounts(placements=res.placements, exchanges=res.exchanges, passes=res.passes),
+        lexicon=lexicon,
     )
 
 
@@ -108,6 +204,9 @@ def event_text(ev: GcgEvent) -> str:
     return f"({ev.exchanged})"
 
 
+# ------------------------------------------------------------------ solver results
+
+
 def autoplay_to_pb(summary: AutoplaySummary, job_id: str, total: int, final: bool, stopped: bool) -> pb.AutoplayProgress:
     return pb.AutoplayProgress(
         job_id=job_id,
@@ -123,12 +222,13 @@ def autoplay_to_pb(summary: AutoplaySummary, job_id: str, total: int, final: boo
         win_rate=summary.win_rate,
         win_rate_ci95=summary.win_rate_ci95,
         mean_spread=summary.mean_spread,
+        spread_stdev=summary.spread_stdev,
         final=final,
         stopped=stopped,
     )
 
 
-def sim_to_pb(res, job_id: str, stopped: bool) -> pb.SimulateProgress:
+def sim_to_pb(res: SimResult, job_id: str, stopped: bool) -> pb.SimulateProgress:
     plays = []
     for p in res.plays:
         g = p.gen
@@ -141,23 +241,33 @@ def sim_to_pb(res, job_id: str, stopped: bool) -> pb.SimulateProgress:
         ))
     out = pb.SimulateProgress(job_id=job_id, plays=plays, iterations=res.iterations, elapsed_seconds=res.seconds,
                               final=res.final, stopped=stopped, stop_reason=res.stopped_reason)
-    inf = getattr(res, "inference", None)
-    if inf is not None:
-        out.inference.CopyFrom(pb.InferenceSummary(
-            play=inf["play"], method=inf["method"], racks_judged=inf["racks_judged"],
-            racks_consistent=inf["racks_consistent"], leaves=inf["leaves"], tolerance=inf["tolerance"],
-            top=[pb.InferredLeave(leave=v["leave"], posterior=v["posterior"], prior=v["prior"]) for v in inf["top"]],
-            drawn_from_inference=inf["drawn_from_inference"]))
+    if res.inference is not None and res.plays:
+        out.inference.CopyFrom(infer_to_pb(res.inference, res.plays[0].pos.ld, SIM_INFERENCE_TOP))
     return out
 
 
-def endgame_to_pb(res, pos: Position, job_id: str, final: bool, stopped: bool) -> pb.EndgameProgress:
-    line = []
-    board_pos = pos
+def infer_to_pb(res: InferResult, ld: LetterDistribution, top: int) -> pb.InferenceSummary:
+    """An inference with its `top` most likely leaves and every letter the leave can hold."""
+    return pb.InferenceSummary(
+        play=res.play, method=res.method, racks_judged=res.racks_judged, racks_consistent=res.racks_consistent,
+        leaves=len(res.leaves), tolerance=res.tolerance,
+        top=[pb.InferredLeave(leave=v.text, posterior=v.posterior, prior=v.prior, racks=v.racks)
+             for v in res.leaves[:top]],
+        drawn_from_inference=bool(res.leaves), kind=res.kind, known=ld.rack_str(res.known),
+        leave_size=res.leave_size, distinct_leaves=res.distinct_leaves, elapsed_seconds=res.seconds,
+        stopped=res.stopped,
+        tiles=[pb.InferredTile(tile=ld.label(i), inferred=res.tile_found[i], random=res.tile_expected[i])
+               for i in range(ld.size) if res.pool[i] > 0],
+    )
+
+
+def endgame_to_pb(res: EndgameResult | None, pos: Position, job_id: str, final: bool,
+                  stopped: bool) -> pb.EndgameProgress:
     if res is None:
         return pb.EndgameProgress(job_id=job_id, final=final, stopped=stopped)
+    line = []
     for m in res.line:
-        pm = plain_move_to_pb(m.move, board_pos, m.score)
+        pm = plain_move_to_pb(m.move, pos, m.score)
         pm.notation = m.text
         pm.display = m.table
         line.append(pb.EndgameMove(move=pm, estimated=m.estimated))
@@ -166,10 +276,20 @@ def endgame_to_pb(res, pos: Position, job_id: str, final: bool, stopped: bool) -
                               stopped=stopped, complete=res.complete)
 
 
-def peg_to_pb(res, pos: Position, job_id: str, stopped: bool, summary_only: bool = False) -> pb.PreEndgameProgress:
-    from macondo_server.analysis.peg.options import OUTCOME_NAMES
-    from macondo_server.analysis.peg.result import outcome_counts
+def _outcome_counts(p: PegPlay) -> list[pb.PEGOutcomeCount]:
+    """Draw groups and their weight per verdict, plus those not solved yet ("pending")."""
+    names = ("win", "draw", "loss", "unresolved", "pending")
+    draws = dict.fromkeys(names, 0)
+    weight = dict.fromkeys(names, 0)
+    for g in p.groups:
+        name = "pending" if g.outcome is None else OUTCOME_NAMES[g.outcome]
+        draws[name] += 1
+        weight[name] += g.weight
+    return [pb.PEGOutcomeCount(result=n, draws=draws[n], weight=weight[n]) for n in names]
 
+
+def peg_to_pb(res: PegResult, pos: Position, job_id: str, stopped: bool,
+              summary_only: bool = False) -> pb.PreEndgameProgress:
     tot = res.total_permutations
     plays = []
     for p in res.plays:
@@ -188,8 +308,7 @@ def peg_to_pb(res, pos: Position, job_id: str, stopped: bool, summary_only: bool
             estimate=p.estimate,
             lower_wins=p.lower, upper_wins=p.upper, draws_done=p.groups_done, draws_total=p.groups_total,
             pending_weight=p.pending,
-            outcome_counts=[pb.PEGOutcomeCount(result=name, draws=c["draws"], weight=c["weight"])
-                            for name, c in outcome_counts(p).items()],
+            outcome_counts=_outcome_counts(p),
         )
         if p.spread is not None:
             info.spread = p.spread
@@ -209,5 +328,51 @@ def peg_to_pb(res, pos: Position, job_id: str, stopped: bool, summary_only: bool
         quick_draws_done=res.quick_done_jobs, endgame_plies=res.endgame_plies, opponent_model=res.opponent_model,
         opponent_solves=res.opp_solves,
         reused_verdicts=res.reused, checkpointed_verdicts=res.checkpointed, cluster_workers=res.cluster_workers,
-        cluster_tasks=res.cluster_tasks,
+        cluster_tasks=res.cluster_tasks, quick_endgame_plies=QUICK_PLIES, quick_replies_per_turn=QUICK_REPLIES,
+    )
+
+
+# ------------------------------------------------------------------ game review
+
+
+def _analyzed_move_to_pb(c: Candidate) -> pb.AnalyzedMove:
+    return pb.AnalyzedMove(move=c.move, score=c.score, equity=c.equity, win_pct=c.win_pct, value=c.value,
+                           spread=c.spread)
+
+
+def turn_to_pb(t: TurnAnalysis) -> pb.TurnAnalysis:
+    """review.TurnAnalysis -> pb (optional fields stay unset where the phase gives no number)."""
+    return pb.TurnAnalysis(
+        event=t.event, line=t.line, player=t.player + 1, nick=t.nick, rack=t.rack, bag=t.bag, phase=t.phase,
+        played=_analyzed_move_to_pb(t.played), best=_analyzed_move_to_pb(t.best) if t.best else None,
+        rank=t.rank or 0, candidates=t.candidates, equity_loss=t.equity_loss, win_loss=t.win_loss,
+        spread_loss=t.spread_loss, loss_is_bound=t.loss_is_bound, mistake=t.mistake, blown_endgame=t.blown_endgame,
+        bingo_available=t.bingo_available, missed_bingo=t.missed_bingo, phony=t.phony, phony_words=t.phony_words,
+        phony_challenged=t.phony_challenged, missed_challenge=t.missed_challenge, complete=t.complete,
+        skipped=t.skipped, notes=t.notes)
+
+
+def _summary_to_pb(s: PlayerSummary) -> pb.PlayerAnalysisSummary:
+    return pb.PlayerAnalysisSummary(
+        player=s.player + 1, nick=s.nick, turns=s.turns, optimal=s.optimal, equity_lost=s.equity_lost,
+        win_pct_lost=s.win_lost, spread_lost=s.spread_lost, small_mistakes=s.small, medium_mistakes=s.medium,
+        large_mistakes=s.large, mistake_index=s.mistake_index, bingos_available=s.bingos_available,
+        bingos_missed=s.bingos_missed, phonies=s.phonies, phonies_challenged=s.phonies_challenged,
+        challenges_missed=s.challenges_missed, biggest_mistakes=s.biggest)
+
+
+def analysis_to_pb(res: GameAnalysis, stopped: bool = False, annotated_gcg: str = "") -> pb.AnalyzeProgress:
+    """A whole game's analysis: the final message of AnalyzeGame (without its `json`, which the servicer
+    renders from this message)."""
+    o = res.options
+    return pb.AnalyzeProgress(
+        turns_done=len(res.turns), turns_total=res.turns_total, turns=[turn_to_pb(t) for t in res.turns],
+        summary=[_summary_to_pb(s) for s in res.summaries], lexicon=res.lexicon, warnings=res.warnings,
+        final=True, stopped=stopped or res.stopped, annotated_gcg=annotated_gcg, game=res.name,
+        players=[pb.AnalyzedPlayer(nick=n, name=r) for n, r in res.players],
+        budget=pb.AnalyzeBudget(sim_plies=o.sim_plies, sim_plays=o.sim_plays, sim_iterations=o.sim_iterations,
+                                peg_max_bag=o.peg_max_bag, peg_plays=o.peg_plays,
+                                peg_endgame_plies=o.peg_endgame_plies, endgame_plies=o.endgame_plies,
+                                endgame_candidates=o.endgame_candidates, seed=o.seed),
+        elapsed_seconds=res.seconds,
     )

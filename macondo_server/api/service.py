@@ -9,46 +9,60 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from macondo_client.render import analysis_json
 
 from macondo_server import __version__
-from macondo_server.analysis.endgame import DEFAULT_TT_MB, EndgameJob, EndgameOptions
+from macondo_server.analysis.endgame import DEFAULT_TT_MB, EndgameJob, EndgameResult
 from macondo_server.analysis.peg.explain import EVENTUALITY_TT_MB, eventuality, parse_order
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.analysis.peg.result import PegResult
 from macondo_server.analysis.review import (
     AnalyzeOptions,
+    GameAnalysis,
+    TurnAnalysis,
     analyze_record,
     annotated_gcg,
     lexicon_of,
     resolve_player,
 )
 from macondo_server.analysis.selfplay import (
+    AutoplaySummary,
+    BotSpec,
     GameRecord,
     bot_sources,
     bots_from_options,
     run_autoplay,
     summarize,
 )
-from macondo_server.analysis.sim import SimJob, SimOptions
+from macondo_server.analysis.sim import SimJob, SimResult
 from macondo_server.api.convert import (
+    analysis_to_pb,
+    analyze_options,
     autoplay_to_pb,
+    endgame_options,
     endgame_to_pb,
     game_to_pb,
-    move_to_pb,
+    generate_options,
+    generate_to_pb,
+    peg_options,
     peg_to_pb,
     plain_move_to_pb,
+    sim_options,
     sim_to_pb,
+    turn_to_pb,
 )
 from macondo_server.api.sessions import (
     ENGINE_MOVE_TT_MB,
     GameBusyError,
+    Session,
     SessionStore,
     UnknownGameError,
     parse_strategy,
@@ -56,9 +70,10 @@ from macondo_server.api.sessions import (
 from macondo_server.engine.facade import Engine
 from macondo_server.engine.lexicon import LexiconError, UnknownLexiconError
 from macondo_server.engine.replay import position_from_game
-from macondo_server.engine.settings import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP, Settings
+from macondo_server.engine.settings import Settings
 from macondo_server.model.cgp import parse_cgp
-from macondo_server.model.gcg import parse_gcg
+from macondo_server.model.gcg import GcgGame, parse_gcg
+from macondo_server.model.position import Position
 from macondo_server.model.text import FormatError
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
@@ -67,33 +82,14 @@ from macondo_server.runtime.cluster import Cluster, ClusterError
 from macondo_server.runtime.jobs import Job, JobRegistry, ShuttingDownError, watch_stop
 from macondo_server.runtime.limits import LimitError, Limits, ResourceLimitError
 
-
-def _analyzed_move_to_pb(c) -> pb.AnalyzedMove:
-    return pb.AnalyzedMove(move=c.move, score=c.score, equity=c.equity, win_pct=c.win_pct, value=c.value,
-                           spread=c.spread)
-
-
-def _turn_to_pb(t) -> pb.TurnAnalysis:
-    """analyze.TurnAnalysis -> pb (optional fields stay unset where the phase gives no number)."""
-    return pb.TurnAnalysis(
-        event=t.event, line=t.line, player=t.player + 1, nick=t.nick, rack=t.rack, bag=t.bag, phase=t.phase,
-        played=_analyzed_move_to_pb(t.played), best=_analyzed_move_to_pb(t.best) if t.best else None,
-        rank=t.rank or 0, candidates=t.candidates, equity_loss=t.equity_loss, win_loss=t.win_loss,
-        spread_loss=t.spread_loss, loss_is_bound=t.loss_is_bound, mistake=t.mistake, blown_endgame=t.blown_endgame,
-        bingo_available=t.bingo_available, missed_bingo=t.missed_bingo, phony=t.phony, phony_words=t.phony_words,
-        phony_challenged=t.phony_challenged, missed_challenge=t.missed_challenge, complete=t.complete,
-        skipped=t.skipped, notes=t.notes)
-
-
-def _summary_to_pb(s) -> pb.PlayerAnalysisSummary:
-    return pb.PlayerAnalysisSummary(
-        player=s.player + 1, nick=s.nick, turns=s.turns, optimal=s.optimal, equity_lost=s.equity_lost,
-        win_pct_lost=s.win_lost, spread_lost=s.spread_lost, small_mistakes=s.small, medium_mistakes=s.medium,
-        large_mistakes=s.large, mistake_index=s.mistake_index, bingos_available=s.bingos_available,
-        bingos_missed=s.bingos_missed, phonies=s.phonies, phonies_challenged=s.phonies_challenged,
-        challenges_missed=s.challenges_missed, biggest_mistakes=s.biggest)
-
 log = logging.getLogger("macondo.server")
+
+T = TypeVar("T")
+S = TypeVar("S")           # a job's state, from its setup
+R = TypeVar("R")           # its result
+M = TypeVar("M", bound=Message)   # the messages it streams
+# an Autoplay job's state: the bots, its threads, and the cluster with what its workers rebuild the bots from
+_AutoplayState = tuple[BotSpec, BotSpec, int, Cluster | None, list[dict[str, Any]] | None]
 
 SNAPSHOT_SECONDS = 0.25
 DEADLINE_MARGIN = 0.3    # seconds kept back to deliver the final result before a deadline
@@ -105,7 +101,7 @@ MAX_NUMBER = 1e9         # any floating-point field (seconds) must be finite and
 _FIELD_LIMITS = {"cgp": "max_cgp_chars", "gcg": "max_gcg_chars"}
 
 
-def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: str) -> None:
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: str) -> NoReturn:
     if len(message) > MAX_ERROR_CHARS:
         message = message[:MAX_ERROR_CHARS - 1] + "…"
     info = error_details_pb2.ErrorInfo(reason=reason, domain="macondo.v1")
@@ -113,6 +109,7 @@ def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, r
     detail.Pack(info)
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=[detail])
     context.abort_with_status(rpc_status.to_status(status))
+    raise AssertionError("abort_with_status returned")   # it raises: the RPC ends here
 
 
 def check_request(msg: Message, limits: Limits, path: str = "") -> None:
@@ -182,9 +179,10 @@ class EngineServicer(pb_grpc.EngineServicer):
                                      "(limit max_cluster_jobs); retry later", "max_cluster_jobs")
         return self.cluster
 
+
     # -------------------------------------------------------------- helpers
 
-    def _guard(self, context: grpc.ServicerContext, fn, *args):
+    def _guard(self, context: grpc.ServicerContext, fn: Callable[..., T], *args: Any) -> T:
         """Run fn, turning every error into a status with a message that names the problem."""
         try:
             return fn(*args)
@@ -217,17 +215,17 @@ class EngineServicer(pb_grpc.EngineServicer):
             _abort(context, grpc.StatusCode.INTERNAL, f"internal error ({type(exc).__name__}); it is logged on the "
                    "server", "INTERNAL")
 
-    def _position(self, msg: pb.Position):
+    def _position(self, msg: pb.Position) -> Position:
         if not msg.cgp:
             raise FormatError("position.cgp is empty")
         return parse_cgp(msg.cgp)
 
     # -------------------------------------------------------------- RPCs
 
-    def GetServerInfo(self, request, context):
+    def GetServerInfo(self, request: pb.GetServerInfoRequest, context: grpc.ServicerContext) -> pb.ServerInfo:
         reg = self.engine.registry
 
-        def build():
+        def build() -> pb.ServerInfo:
             lexica = []
             for name in reg.available():      # described from their files: an info request loads nothing
                 has_leaves, source = reg.describe(name)
@@ -251,34 +249,30 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         return self._guard(context, build)
 
-    def GenerateMoves(self, request, context):
-        def run():
+    def GenerateMoves(self, request: pb.GenerateMovesRequest,
+                      context: grpc.ServicerContext) -> pb.GenerateMovesResponse:
+        def run() -> pb.GenerateMovesResponse:
             check_request(request, self.limits)
             pos = self._position(request.position)
             if not 0 <= request.num_plays <= 100_000:
                 raise ValueError(f"num_plays must be 0 to 100000, got {request.num_plays}")
-            n = None if request.all else (request.num_plays or 15)
-            sort = "score" if request.sort == pb.SORT_SCORE else "equity"
+            n, sort = generate_options(request)
             klv = self.engine.named_leaves(request.leaves) if request.leaves else None
             res = self.engine.generate(pos, lexicon=request.position.lexicon or None, klv=klv, n=n, sort=sort)
             lex = self.engine.lexicon_for(pos, request.position.lexicon or None)
-            return pb.GenerateMovesResponse(
-                moves=[move_to_pb(m, pos) for m in res.moves],
-                counts=pb.MoveCounts(placements=res.placements, exchanges=res.exchanges, passes=res.passes),
-                lexicon=lex.name,
-            )
+            return generate_to_pb(res, pos, lex.name)
 
         return self._guard(context, run)
 
-    def StopJob(self, request, context):
+    def StopJob(self, request: pb.StopJobRequest, context: grpc.ServicerContext) -> pb.StopJobResponse:
         return pb.StopJobResponse(found=self.jobs.stop(request.job_id[:64]))
 
     # -------------------------------------------------------------- long jobs (streaming)
 
-    def _stream(self, context, kind: str, request, setup: Callable[[Job], Any],
-                run: Callable[[Any, threading.Event], Any], snapshot: Callable[[Any], Any],
-                final: Callable[[Any, Any, bool], Any], empty: Callable[[], Any],
-                threads: int = 0, tt_megabytes: int = 0):
+    def _stream(self, context: grpc.ServicerContext, kind: str, request: Message, setup: Callable[[Job], S],
+                run: Callable[[S, threading.Event], R], snapshot: Callable[[S], M],
+                final: Callable[[S, R, bool], M], empty: Callable[[], M],
+                threads: int = 0, tt_megabytes: int = 0) -> Iterator[M]:
         """The one way a long job runs: checked and registered (holding its threads and table memory) before
         any setup, then set up and run in a worker thread while this one yields snapshot(state) every
         SNAPSHOT_SECONDS (empty() while the setup runs) and final(state, result, stopped) at the end.
@@ -290,7 +284,7 @@ class EngineServicer(pb_grpc.EngineServicer):
         worker: threading.Thread | None = None
         try:
             _bind(job, context)
-            outcome: dict = {}
+            outcome: dict[str, Any] = {}
 
             def work() -> None:
                 try:
@@ -330,24 +324,24 @@ class EngineServicer(pb_grpc.EngineServicer):
                     log.warning("job=%s kind=%s still running %.0f s after its stop", job.job_id, kind, JOIN_SECONDS)
             self.jobs.finish(job)
 
-    def Autoplay(self, request, context) -> Iterator[pb.AutoplayProgress]:
+    def Autoplay(self, request: pb.AutoplayRequest, context: grpc.ServicerContext) -> Iterator[pb.AutoplayProgress]:
         games = request.games or 100
         records: list[GameRecord] = []
         started = time.monotonic()
 
-        def setup(job: Job):
+        def setup(job: Job) -> _AutoplayState:
             if not 0 < games <= self.limits.max_autoplay_games:
                 raise LimitError(f"games must be 1 to {self.limits.max_autoplay_games} (limit max_autoplay_games), "
                                  f"got {request.games}", "max_autoplay_games")
-            bots = bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
-                                     request.leaves2, by_name=True)
+            bot1, bot2 = bots_from_options(self.engine, request.lexicon, request.leaves, request.lexicon2,
+                                           request.leaves2, by_name=True)
             if not request.use_cluster:
-                return bots + (job.threads, None, None)
+                return bot1, bot2, job.threads, None, None
             sources = bot_sources(self.engine, request.lexicon, request.leaves, request.lexicon2, request.leaves2,
                                   by_name=True)
-            return bots + (job.threads, self._cluster_slot("use_cluster"), sources)
+            return bot1, bot2, job.threads, self._cluster_slot("use_cluster"), sources
 
-        def run(state, stop: threading.Event):
+        def run(state: _AutoplayState, stop: threading.Event) -> AutoplaySummary:
             bot1, bot2, threads, cluster, sources = state
             try:
                 return run_autoplay(bot1, bot2, games, seed=request.seed & 0xFFFFFFFFFFFFFFFF, threads=threads,
@@ -356,85 +350,68 @@ class EngineServicer(pb_grpc.EngineServicer):
                 if cluster is not None:
                     self._cluster_slots.release()
 
-        yield from self._stream(
-            context, "autoplay", request, setup, run,
-            lambda state: autoplay_to_pb(summarize(list(records), time.monotonic() - started), "", games, False,
-                                         False),
-            lambda state, summary, stopped: autoplay_to_pb(summary, "", games, True, stopped),
-            pb.AutoplayProgress, threads=request.threads,
-        )
+        def snapshot(state: _AutoplayState) -> pb.AutoplayProgress:
+            return autoplay_to_pb(summarize(list(records), time.monotonic() - started), "", games, False, False)
 
-    def Simulate(self, request, context):
-        def setup(job: Job):
-            pos = self._position(request.position)
-            self.limits.plays(request.num_plays + len(request.plays), "num_plays and plays")
-            opts = SimOptions(
-                plies=request.plies if request.HasField("plies") else 2,
-                num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or 1000,
-                stop=request.stop or None, max_time=request.max_time, threads=job.threads,
-                seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
-                infer_play=request.infer_play or None,
-                infer_withdrawn=request.infer_withdrawn,
-                infer_tolerance=request.infer_tolerance if request.HasField("infer_tolerance") else 3.0,
-                infer_max_racks=self.limits.infer_racks(request.infer_max_racks),
-            )
-            return SimJob(self.engine, pos, opts, stop=job.stop)
+        def final(state: _AutoplayState, summary: AutoplaySummary, stopped: bool) -> pb.AutoplayProgress:
+            return autoplay_to_pb(summary, "", games, True, stopped)
 
-        yield from self._stream(context, "sim", request, setup, lambda sim, stop: sim.run(stop=stop),
-                                lambda sim: sim_to_pb(sim.snapshot(final=False), "", False),
-                                lambda sim, res, stopped: sim_to_pb(res, "", stopped), pb.SimulateProgress,
+        yield from self._stream(context, "autoplay", request, setup, run, snapshot, final, pb.AutoplayProgress,
                                 threads=request.threads)
 
-    def SolveEndgame(self, request, context):
-        tt = request.tt_megabytes or min(DEFAULT_TT_MB, self.limits.tt_megabytes_per_job)
-        latest: dict = {}
-
-        def setup(job: Job):
+    def Simulate(self, request: pb.SimulateRequest, context: grpc.ServicerContext) -> Iterator[pb.SimulateProgress]:
+        def setup(job: Job) -> SimJob:
             pos = self._position(request.position)
-            opts = EndgameOptions(
-                plies=request.plies or 4, max_time=request.max_time, threads=job.threads,
-                first_win=request.first_win, heuristics=not request.disable_heuristics,
-                tt_megabytes=tt, lexicon=request.position.lexicon or None,
-            )
-            return pos, EndgameJob(self.engine, pos, opts)
+            self.limits.plays(request.num_plays + len(request.plays), "num_plays and plays")
+            opts = sim_options(request, job.threads, self.limits.infer_racks(request.infer_max_racks))
+            return SimJob(self.engine, pos, opts, stop=job.stop)
 
-        def run(state, stop: threading.Event):
+        def run(sim: SimJob, stop: threading.Event) -> SimResult:
+            return sim.run(stop=stop)
+
+        def snapshot(sim: SimJob) -> pb.SimulateProgress:
+            return sim_to_pb(sim.snapshot(final=False), "", False)
+
+        def final(sim: SimJob, res: SimResult, stopped: bool) -> pb.SimulateProgress:
+            return sim_to_pb(res, "", stopped)
+
+        yield from self._stream(context, "sim", request, setup, run, snapshot, final, pb.SimulateProgress,
+                                threads=request.threads)
+
+    def SolveEndgame(self, request: pb.SolveEndgameRequest,
+                     context: grpc.ServicerContext) -> Iterator[pb.EndgameProgress]:
+        tt = request.tt_megabytes or min(DEFAULT_TT_MB, self.limits.tt_megabytes_per_job)
+        latest: dict[str, EndgameResult] = {}
+
+        def setup(job: Job) -> tuple[Position, EndgameJob]:
+            pos = self._position(request.position)
+            return pos, EndgameJob(self.engine, pos, endgame_options(request, job.threads, tt))
+
+        def run(state: tuple[Position, EndgameJob], stop: threading.Event) -> EndgameResult:
             return state[1].run(progress=lambda r: latest.__setitem__("r", r), stop=stop)
 
-        def snapshot(state):
+        def snapshot(state: tuple[Position, EndgameJob]) -> pb.EndgameProgress:
             pos, eg = state
             r = latest.get("r")
             if r is None:
                 return pb.EndgameProgress(nodes=eg.nodes)
             return endgame_to_pb(r, pos, "", False, False)
 
-        yield from self._stream(context, "endgame", request, setup, run, snapshot,
-                                lambda state, res, stopped: endgame_to_pb(res, state[0], "", True,
-                                                                          stopped or not res.complete),
-                                pb.EndgameProgress, threads=request.threads,
+        def final(state: tuple[Position, EndgameJob], res: EndgameResult, stopped: bool) -> pb.EndgameProgress:
+            return endgame_to_pb(res, state[0], "", True, stopped or not res.complete)
+
+        yield from self._stream(context, "endgame", request, setup, run, snapshot, final, pb.EndgameProgress,
+                                threads=request.threads,
                                 tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 
-    def SolvePreEndgame(self, request, context):
+    def SolvePreEndgame(self, request: pb.SolvePreEndgameRequest,
+                        context: grpc.ServicerContext) -> Iterator[pb.PreEndgameProgress]:
         tt = PegOptions().tt_megabytes
 
-        def setup(job: Job):
+        def setup(job: Job) -> tuple[Position, PegJob]:
             pos = self._position(request.position)
             self.limits.plays(len(request.only_solve), "only_solve")
-            opts = PegOptions(
-                endgame_plies=request.endgame_plies or 4, only_solve=list(request.only_solve),
-                max_tiles_left=request.max_tiles_left if request.HasField("max_tiles_left") else 1,
-                max_nested_depth=request.max_nested_depth if request.HasField("max_nested_depth") else 1,
-                skip_deep_pass=request.skip_deep_pass if request.HasField("skip_deep_pass") else True,
-                early_cutoff=request.early_cutoff, skip_tiebreaker=request.skip_tiebreaker,
-                opp_rack=request.opp_rack or None, threads=job.threads,
-                max_time=request.max_time, endgame_heuristics=request.endgame_heuristics,
-                lexicon=request.position.lexicon or None, tt_megabytes=tt,
-                opponent_model=request.opponent_model or "pessimistic",
-                endgame_leaf=request.endgame_leaf or "auto",
-                quick_pass=request.quick_pass if request.HasField("quick_pass") else True,
-            )
-            if request.eventuality:
-                opts.threads, opts.skip_tiebreaker = 1, True
+            opts = peg_options(request, job.threads, tt)
             store = None
             if (request.checkpoint or request.resume) and not request.eventuality:
                 if self.checkpoints is None:
@@ -453,91 +430,85 @@ class EngineServicer(pb_grpc.EngineServicer):
             return pos, peg
 
         if request.eventuality:
-            def explain(state, stop: threading.Event):
+            def explain(state: tuple[Position, PegJob], stop: threading.Event) -> str:
                 peg = state[1]
                 with watch_stop(stop, peg.stop):
                     return eventuality(peg, request.eventuality)
 
+            def explained(state: tuple[Position, PegJob], text: str, stopped: bool) -> pb.PreEndgameProgress:
+                return pb.PreEndgameProgress(eventuality=text, final=True, stopped=stopped, complete=not stopped)
+
             yield from self._stream(context, "peg", request, setup, explain, lambda state: pb.PreEndgameProgress(),
-                                    lambda state, text, stopped: pb.PreEndgameProgress(
-                                        eventuality=text, final=True, stopped=stopped, complete=not stopped),
-                                    pb.PreEndgameProgress, threads=1, tt_megabytes=tt + EVENTUALITY_TT_MB)
+                                    explained, pb.PreEndgameProgress, threads=1, tt_megabytes=tt + EVENTUALITY_TT_MB)
             return
 
-        def run(state, stop: threading.Event):
+        def run(state: tuple[Position, PegJob], stop: threading.Event) -> PegResult:
             try:
                 return state[1].run(stop=stop, interval=3600)
             finally:
                 if state[1].cluster is not None:
                     self._cluster_slots.release()
 
-        yield from self._stream(context, "peg", request, setup, run,
-                                lambda state: peg_to_pb(state[1].snapshot(final=False), state[0], "", False,
-                                                        request.outcomes_summary_only),
-                                lambda state, res, stopped: peg_to_pb(res, state[0], "", stopped or not res.complete,
-                                                                      request.outcomes_summary_only),
-                                pb.PreEndgameProgress, threads=request.threads,
+        def snapshot(state: tuple[Position, PegJob]) -> pb.PreEndgameProgress:
+            return peg_to_pb(state[1].snapshot(final=False), state[0], "", False, request.outcomes_summary_only)
+
+        def final(state: tuple[Position, PegJob], res: PegResult, stopped: bool) -> pb.PreEndgameProgress:
+            return peg_to_pb(res, state[0], "", stopped or not res.complete, request.outcomes_summary_only)
+
+        yield from self._stream(context, "peg", request, setup, run, snapshot, final, pb.PreEndgameProgress,
+                                threads=request.threads,
                                 tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 
-    def AnalyzeGame(self, request, context) -> Iterator[pb.AnalyzeProgress]:
-        """Game review: every turn of the GCG text analysed (analyze.py), a message per finished turn or two,
-        the whole analysis at the end; a stop keeps the turns done (the turn in flight marked incomplete)."""
+    def AnalyzeGame(self, request: pb.AnalyzeGameRequest,
+                    context: grpc.ServicerContext) -> Iterator[pb.AnalyzeProgress]:
+        """Game review: every turn of the GCG text analysed (analysis/review.py), a message per finished turn or
+        two, the whole analysis at the end; a stop keeps the turns done (the turn in flight marked incomplete)."""
         tt = min(DEFAULT_TT_MB, self.limits.tt_megabytes_per_job)
         lock = threading.Lock()
-        seen: dict = {"turns": [], "sent": 0, "done": 0, "total": 0}
+        turns: list[TurnAnalysis] = []
+        seen = {"sent": 0, "done": 0, "total": 0}
 
-        def setup(job: Job):
+        def setup(job: Job) -> tuple[GcgGame, AnalyzeOptions]:
             if not request.gcg:
                 raise FormatError("gcg is empty")
             record = parse_gcg(request.gcg)
-            opts = AnalyzeOptions(
-                player=request.player or None, sim_iterations=request.sim_iterations or 600,
-                sim_plies=request.sim_plies if request.HasField("sim_plies") else 2,
-                sim_plays=request.sim_plays or 12, sim_max_time=request.sim_max_time or DEFAULT_SIM_CAP,
-                peg_max_bag=request.peg_max_bag if request.HasField("peg_max_bag") else 1,
-                peg_plays=request.peg_plays or 8, peg_endgame_plies=request.peg_endgame_plies or 4,
-                peg_max_time=request.peg_max_time or DEFAULT_PEG_CAP, endgame_plies=request.endgame_plies or 6,
-                endgame_max_time=request.endgame_max_time or DEFAULT_ENDGAME_CAP,
-                endgame_candidates=request.endgame_candidates if request.HasField("endgame_candidates") else 4,
-                threads=job.threads, seed=request.seed, lexicon=request.lexicon or None, tt_megabytes=tt)
+            opts = analyze_options(request, job.threads, tt)
             opts.validate()
             resolve_player(record, opts.player)
             lexicon_of(self.engine, record, opts.lexicon)
             return record, opts
 
-        def run(state, stop: threading.Event):
+        def run(state: tuple[GcgGame, AnalyzeOptions], stop: threading.Event) -> GameAnalysis:
             record, opts = state
 
-            def progress(done: int, total: int, turn) -> None:
+            def progress(done: int, total: int, turn: TurnAnalysis | None) -> None:
                 with lock:
                     seen["done"], seen["total"] = done, total
                     if turn is not None:
-                        seen["turns"].append(turn)
+                        turns.append(turn)
 
             return analyze_record(self.engine, record, opts, progress=progress, stop=stop)
 
-        def snapshot(state):
+        def snapshot(state: tuple[GcgGame, AnalyzeOptions]) -> pb.AnalyzeProgress:
             with lock:
-                new = seen["turns"][seen["sent"]:]
-                seen["sent"] = len(seen["turns"])
+                new = turns[seen["sent"]:]
+                seen["sent"] = len(turns)
                 return pb.AnalyzeProgress(turns_done=seen["done"], turns_total=seen["total"],
-                                          turns=[_turn_to_pb(t) for t in new])
+                                          turns=[turn_to_pb(t) for t in new])
 
-        def final(state, res, stopped: bool):
-            record = state[0]
-            return pb.AnalyzeProgress(
-                turns_done=len(res.turns), turns_total=res.turns_total, turns=[_turn_to_pb(t) for t in res.turns],
-                summary=[_summary_to_pb(s) for s in res.summaries], lexicon=res.lexicon, warnings=res.warnings,
-                final=True, stopped=stopped or res.stopped, json=json.dumps(res.to_json()),
-                annotated_gcg=annotated_gcg(record, res) if request.annotated_gcg else "")
+        def final(state: tuple[GcgGame, AnalyzeOptions], res: GameAnalysis, stopped: bool) -> pb.AnalyzeProgress:
+            msg = analysis_to_pb(res, annotated_gcg=annotated_gcg(state[0], res) if request.annotated_gcg else "")
+            msg.json = json.dumps(analysis_json(msg))     # `macondo analyze --json`'s shape of one game
+            msg.stopped = stopped or res.stopped
+            return msg
 
         yield from self._stream(context, "analyze", request, setup, run, snapshot, final, pb.AnalyzeProgress,
                                 threads=request.threads, tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 
     # -------------------------------------------------------------- game sessions
 
-    def CreateGame(self, request, context):
-        def run():
+    def CreateGame(self, request: pb.CreateGameRequest, context: grpc.ServicerContext) -> pb.GameState:
+        def run() -> pb.GameState:
             check_request(request, self.limits)
             return game_to_pb(self.sessions.create(
                 request.lexicon or None, request.seed, list(request.players), request.bingo_bonus, cgp=request.cgp,
@@ -546,11 +517,11 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         return self._guard(context, run)
 
-    def GetGame(self, request, context):
+    def GetGame(self, request: pb.GetGameRequest, context: grpc.ServicerContext) -> pb.GameState:
         return self._guard(context, lambda: game_to_pb(self.sessions.get(request.game_id)))
 
-    def PlayMove(self, request, context):
-        def run():
+    def PlayMove(self, request: pb.PlayMoveRequest, context: grpc.ServicerContext) -> pb.GameState:
+        def run() -> pb.GameState:
             check_request(request, self.limits)
             session = self.sessions.get(request.game_id)
             self.sessions.play(session, request.move, request.tile_order)
@@ -558,10 +529,10 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         return self._guard(context, run)
 
-    def EngineMove(self, request, context):
+    def EngineMove(self, request: pb.EngineMoveRequest, context: grpc.ServicerContext) -> pb.EngineMoveResponse:
         """A static move at once; a simulating or solving strategy runs as a job (counted against the limits,
         stopped by cancellation, the deadline and shutdown, then playing the best move found so far)."""
-        def run():
+        def run() -> pb.EngineMoveResponse:
             check_request(request, self.limits)
             strategy = parse_strategy(request.strategy)
             session = self.sessions.get(request.game_id)
@@ -579,14 +550,15 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         return self._guard(context, run)
 
-    def DeleteGame(self, request, context):
+    def DeleteGame(self, request: pb.DeleteGameRequest, context: grpc.ServicerContext) -> pb.DeleteGameResponse:
         return pb.DeleteGameResponse(found=self.sessions.delete(request.game_id[:64]))
 
     # -------------------------------------------------------------- game review (sessions.py does the work)
 
-    def _session_call(self, context, request, change: Callable[[Any], Any]):
+    def _session_call(self, context: grpc.ServicerContext, request: Message,
+                      change: Callable[[Session], object]) -> pb.GameState:
         """Check the request, find its game, apply `change` to it, and answer with the game's new state."""
-        def run():
+        def run() -> pb.GameState:
             check_request(request, self.limits)
             session = self.sessions.get(request.game_id)
             change(session)
@@ -594,21 +566,22 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         return self._guard(context, run)
 
-    def NavigateGame(self, request, context):
+    def NavigateGame(self, request: pb.NavigateGameRequest, context: grpc.ServicerContext) -> pb.GameState:
         return self._session_call(context, request,
                                   lambda s: self.sessions.navigate(s, request.to, request.turn))
 
-    def SetRack(self, request, context):
+    def SetRack(self, request: pb.SetRackRequest, context: grpc.ServicerContext) -> pb.GameState:
         return self._session_call(context, request, lambda s: self.sessions.set_rack(s, request.rack))
 
-    def SetChallengeRule(self, request, context):
+    def SetChallengeRule(self, request: pb.SetChallengeRuleRequest, context: grpc.ServicerContext) -> pb.GameState:
         return self._session_call(context, request, lambda s: self.sessions.set_rule(s, request.rule))
 
-    def SetNote(self, request, context):
+    def SetNote(self, request: pb.SetNoteRequest, context: grpc.ServicerContext) -> pb.GameState:
         return self._session_call(context, request, lambda s: self.sessions.set_note(s, request.note))
 
-    def ChallengePlay(self, request, context):
-        def run():
+    def ChallengePlay(self, request: pb.ChallengePlayRequest,
+                      context: grpc.ServicerContext) -> pb.ChallengePlayResponse:
+        def run() -> pb.ChallengePlayResponse:
             check_request(request, self.limits)
             session = self.sessions.get(request.game_id)
             bad, outcome = self.sessions.challenge(session)
@@ -617,8 +590,8 @@ class EngineServicer(pb_grpc.EngineServicer):
 
         return self._guard(context, run)
 
-    def ExportGame(self, request, context):
-        def run():
+    def ExportGame(self, request: pb.ExportGameRequest, context: grpc.ServicerContext) -> pb.ExportGameResponse:
+        def run() -> pb.ExportGameResponse:
             check_request(request, self.limits)
             return pb.ExportGameResponse(gcg=self.sessions.export(self.sessions.get(request.game_id)))
 

@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from macondo_server.cli.common import (
     MAX_THREADS,
@@ -29,9 +30,19 @@ from macondo_server.engine.lexicon import LexiconError
 from macondo_server.engine.settings import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP, Settings
 from macondo_server.model.text import FormatError
 
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from macondo_server.analysis.leavetrain import RoundFigures
+    from macondo_server.analysis.review import GameAnalysis, ProgressFn, TurnAnalysis
+    from macondo_server.model.gcg import GcgGame
+
 
 def cmd_autoplay(args: argparse.Namespace) -> int:
+    from macondo_client.render import autoplay_json, autoplay_text
+
     from macondo_server.analysis.selfplay import bot_sources, bots_from_options, run_autoplay
+    from macondo_server.api.convert import autoplay_to_pb
     from macondo_server.engine.facade import Engine
 
     engine = Engine(Settings.load(args.data_dir))
@@ -68,15 +79,8 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
             bar.stop()
         if cluster is not None:
             cluster.close()
-    if args.json:
-        print(json.dumps(summary.to_json()))
-        return 0
-    s = summary
-    print(f"games {s.games} in {s.seconds:.2f} s ({s.games_per_second:.1f} games/s)")
-    for b in (0, 1):
-        print(f"bot{b + 1}: wins {s.wins[b]}  mean score {s.mean_score[b]:.1f}  bingos/game {s.bingos_per_game[b]:.2f}")
-    print(f"draws {s.draws}; bot1 win rate {100 * s.win_rate:.1f}% ± {100 * s.win_rate_ci95:.1f} (95%); "
-          f"mean spread {s.mean_spread:+.1f} (sd {s.spread_stdev:.1f}); turns/game {s.turns_per_game:.1f}")
+    msg = autoplay_to_pb(summary, "", args.games, True, stop.is_set())
+    print(json.dumps(autoplay_json(msg)) if args.json else autoplay_text(msg))
     return 0
 
 
@@ -127,7 +131,7 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
         def progress(r: int, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, round=f"{r}/{opts.rounds}")
 
-    def on_round(fig) -> None:
+    def on_round(fig: RoundFigures) -> None:
         if args.json:
             print(json.dumps(vars(fig)), flush=True)
         elif bar is not None:
@@ -154,7 +158,10 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     """Analyse every turn of one or more GCG games (files or folders of .gcg files)."""
-    from macondo_server.analysis.review import AnalyzeOptions, analyze_record, annotated_gcg, print_report
+    from macondo_client.render import analysis_json, analysis_report
+
+    from macondo_server.analysis.review import AnalyzeOptions, analyze_record, annotated_gcg
+    from macondo_server.api.convert import analysis_to_pb
     from macondo_server.model.gcg import read_gcg_file
 
     paths: list[Path] = []
@@ -185,7 +192,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     stop = threading.Event()
-    results: list[dict] = []
+    results: list[dict[str, Any]] = []
     failed = 0
 
     def failure(p: Path, exc: Exception) -> None:
@@ -205,8 +212,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except (FormatError, OSError) as exc:
             failure(p, exc)
             continue
-        bar = None
-        progress = None
+        bar: Progress | None = None
+        progress: ProgressFn | None = None
         if not args.json and sys.stderr.isatty():
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -215,11 +222,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             task = bar.add_task("", total=None)
             bar.start()
 
-            def progress(done: int, total: int, turn, bar=bar, task=task) -> None:
+            def show(done: int, total: int, turn: TurnAnalysis | None, bar: Progress = bar,
+                     task: TaskID = task) -> None:
                 last = f"event {turn.event}: {turn.played.move} ({turn.mistake})" if turn is not None else ""
                 bar.update(task, completed=done, total=total, description=last)
 
-        def one(record=record, p=p, progress=progress):
+            progress = show
+
+        def one(record: GcgGame = record, p: Path = p, progress: ProgressFn | None = progress) -> GameAnalysis:
             return analyze_record(engine, record, AnalyzeOptions(**vars(opts)), name=p.name, progress=progress,
                                   stop=stop)
 
@@ -231,18 +241,19 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         finally:
             if bar is not None:
                 bar.stop()
-        results.append(res.to_json())
+        msg = analysis_to_pb(res)
+        results.append(analysis_json(msg))
         if out is not None:
             target = out / f"{p.stem}.analysed.gcg" if out.is_dir() else out
             target.write_text(annotated_gcg(record, res), encoding="utf-8")
         if not args.json:
-            print_report(res, console)
+            analysis_report(msg, console)
     if args.json:
         print(json.dumps({"games": results}))
     return 1 if failed else 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     ap = sub.add_parser("autoplay", help="static-equity bot against static-equity bot")
     ap.add_argument("--games", type=int_in(1, 100_000_000), default=100)

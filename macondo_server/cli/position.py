@@ -26,35 +26,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
+    from macondo_client.render import moves_json, moves_table
+
+    from macondo_server.api.convert import generate_to_pb
     from macondo_server.engine.facade import Engine
 
     pos = parse_cgp(args.cgp)
     engine = Engine(Settings.load(args.data_dir))
     n = None if args.all else args.n
     res = engine.generate(pos, lexicon=args.lexicon, leaves_path=args.leaves, n=n, sort=args.sort)
-    ld = pos.ld
-    if args.json:
-        out = {
-            "moves": [
-                {
-                    "move": engine.describe(m, pos),
-                    "score": m.score,
-                    "equity": round(m.equity, 3),
-                    "leave": ld.rack_str(list(m.leave)),
-                    "tiles_played": m.tiles_played,
-                }
-                for m in res.moves
-            ],
-            "counts": {"placements": res.placements, "exchanges": res.exchanges, "passes": res.passes},
-        }
-        print(json.dumps(out))
-        return 0
-    print("     Move                Leave  Score Equity")
-    for i, m in enumerate(res.moves, 1):
-        desc = engine.describe(m, pos, style="table")
-        print(f"{i:3d}: {desc:<20}{ld.rack_str(list(m.leave)):<7}{m.score:5d} {m.equity:6.2f}")
-    total = res.placements + res.exchanges + res.passes
-    print(f"{total} legal moves: {res.placements} placements, {res.exchanges} exchanges, {res.passes} pass")
+    msg = generate_to_pb(res, pos, engine.lexicon_for(pos, args.lexicon).name)
+    print(json.dumps(moves_json(msg)) if args.json else moves_table(msg))
     return 0
 
 
@@ -130,7 +112,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     s = sub.add_parser("show", help="draw a CGP position as text")
     s.add_argument("cgp")

@@ -9,7 +9,9 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from macondo_server.cli.common import (
     EG_MAX_PLIES,
@@ -31,9 +33,19 @@ from macondo_server.cli.common import (
 from macondo_server.engine.settings import Settings
 from macondo_server.model.cgp import parse_cgp
 
+if TYPE_CHECKING:
+    from rich.live import Live
+
+    from macondo_server.analysis.peg.job import PegJob
+    from macondo_server.runtime.checkpoint import CheckpointStore
+    from macondo_server.runtime.cluster import Cluster
+
 
 def cmd_endgame(args: argparse.Namespace) -> int:
-    from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
+    from macondo_client.render import endgame_json, endgame_text, progress_line
+
+    from macondo_server.analysis.endgame import EndgameJob, EndgameOptions, EndgameResult
+    from macondo_server.api.convert import endgame_to_pb
 
     pos = parse_cgp(args.cgp)
     opts = EndgameOptions(plies=args.plies, max_time=args.max_time, threads=args.threads, first_win=args.first_win,
@@ -41,39 +53,21 @@ def cmd_endgame(args: argparse.Namespace) -> int:
     job = EndgameJob(engine_for(args), pos, opts)
     live = not args.json and sys.stderr.isatty()
 
-    def progress(r) -> None:
+    def progress(r: EndgameResult) -> None:
         if live:
-            line = " ".join(m.text for m in r.line[:6])
-            print(f"depth {r.depth}: value {r.value:+d}  {line}  ({r.nodes} nodes, {r.seconds:.2f} s)",
-                  file=sys.stderr)
+            print(progress_line(endgame_to_pb(r, pos, "", False, False)), file=sys.stderr)
 
     res = run_interruptible(lambda: job.run(progress), job.stop, "endgame")
-    if args.json:
-        print(json.dumps(res.to_json()))
-        return 0
-    if res.first_win:
-        print("Win found!" if res.final_spread > 0 else
-              ("Draw found." if res.final_spread == 0 else "Win was not found."))
-    else:
-        print(f"Best sequence has a spread difference (value) of {res.value:+d}")
-    print(f"Final spread after seq: {res.final_spread:+d}")
-    if res.best_move:
-        print(f"Best move: {res.best_move.table.strip()}")
-    print("Best sequence:")
-    for i, m in enumerate(res.line, 1):
-        print(f"{i}) {'~' if m.estimated else ''}{m.table.strip()} ({m.score})")
-    if res.complete:
-        note = ""
-    elif res.depth == 0:
-        note = " (stopped during depth 1: the best of the first moves searched)"
-    else:
-        note = f" (stopped; deepest completed depth {res.depth} of {args.plies})"
-    print(f"depth {res.depth}, {res.nodes} nodes in {res.seconds:.2f} s{note}")
+    msg = endgame_to_pb(res, pos, "", True, not res.complete)
+    print(json.dumps(endgame_json(msg)) if args.json else endgame_text(msg, args.first_win, args.plies))
     return 0
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    from macondo_server.analysis.sim import SimJob, SimOptions, format_sim_table
+    from macondo_client.render import sim_json, sim_table
+
+    from macondo_server.analysis.sim import SimJob, SimOptions, SimResult
+    from macondo_server.api.convert import sim_to_pb
 
     pos = parse_cgp(args.cgp)
     opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=args.play or [], iterations=args.iterations,
@@ -82,8 +76,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
                       infer_withdrawn=args.infer_withdrawn, infer_tolerance=args.tolerance,
                       infer_max_racks=args.infer_max_racks)
     job = SimJob(engine_for(args), pos, opts)
-    live = None
-    progress = None
+    live: Live | None = None
+    progress: Callable[[SimResult], None] | None = None
     if not args.json and sys.stdout.isatty():
         from rich.live import Live
         from rich.text import Text
@@ -91,29 +85,26 @@ def cmd_sim(args: argparse.Namespace) -> int:
         live = Live(Text("simulating..."), refresh_per_second=4, transient=True)
         live.start()
 
-        def progress(r) -> None:
-            live.update(Text(format_sim_table(r)))
+        def show(r: SimResult, live: Live = live) -> None:
+            live.update(Text(sim_table(sim_to_pb(r, "", False))))
+
+        progress = show
 
     try:
         res = run_interruptible(lambda: job.run(progress), job.stop, "simulation")
     finally:
         if live is not None:
             live.stop()
-    if args.json:
-        print(json.dumps(res.to_json()))
-    else:
-        print(format_sim_table(res))
+    msg = sim_to_pb(res, "", res.stopped_reason == "stopped")
+    print(json.dumps(sim_json(msg)) if args.json else sim_table(msg))
     return 0
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from macondo_server.analysis.infer import (
-        InferOptions,
-        format_infer,
-        infer,
-        last_play_before,
-        last_play_on,
-    )
+    from macondo_client.render import inference_json, inference_text
+
+    from macondo_server.analysis.infer import InferOptions, infer, last_play_before, last_play_on
+    from macondo_server.api.convert import infer_to_pb
 
     engine = engine_for(args)
     if args.gcg is not None:
@@ -148,10 +139,8 @@ def cmd_infer(args: argparse.Namespace) -> int:
                         lexicon=args.lexicon)
     stop = threading.Event()
     res = run_interruptible(lambda: infer(engine, lp, opts, stop=stop), stop.set, "inference")
-    if args.json:
-        print(json.dumps(res.to_json(pos.ld, args.top)))
-    else:
-        print(format_infer(res, pos.ld, args.top))
+    msg = infer_to_pb(res, pos.ld, args.top)
+    print(json.dumps(inference_json(msg)) if args.json else inference_text(msg, args.top))
     return 0
 
 
@@ -179,11 +168,12 @@ def cmd_peg(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _peg_resources(args: argparse.Namespace):
+def _peg_resources(args: argparse.Namespace) -> Iterator[tuple[Cluster | None, CheckpointStore | None]]:
     """The cluster (--cluster) and checkpoint store (--checkpoint) of a pre-endgame, closed afterwards."""
     from macondo_server.runtime.checkpoint import CheckpointStore
 
-    cluster = store = None
+    cluster: Cluster | None = None
+    store: CheckpointStore | None = None
     try:
         if args.checkpoint and not args.eventuality:
             store = CheckpointStore(args.checkpoint)
@@ -200,9 +190,12 @@ def _peg_resources(args: argparse.Namespace):
             store.close()
 
 
-def _peg_run(args: argparse.Namespace, job) -> int:
+def _peg_run(args: argparse.Namespace, job: PegJob) -> int:
+    from macondo_client.render import peg_json, peg_table, progress_line
+
     from macondo_server.analysis.peg import explain
-    from macondo_server.analysis.peg.result import format_table
+    from macondo_server.analysis.peg.result import PegResult
+    from macondo_server.api.convert import peg_to_pb
 
     if args.eventuality:
         text = run_interruptible(lambda: explain.eventuality(job, args.eventuality), job.stop, "pre-endgame")
@@ -210,38 +203,21 @@ def _peg_run(args: argparse.Namespace, job) -> int:
         return 0
     live = not args.json and sys.stderr.isatty()
 
-    def progress(r) -> None:
+    def progress(r: PegResult) -> None:
         if live:
-            plays_done = sum(p.cut_off or p.pending == 0 for p in r.plays)
-            if r.leader is not None:
-                lead = f"leader {r.leader.table} {r.leader.lower:g}-{r.leader.upper:g} ({r.leader_reason})"
-            else:
-                lead = f"no leader yet (best lower {r.best_lower:g}, best upper {r.best_upper:g})"
-            stage = (f"quick pass {r.quick_done_jobs}/{r.total_jobs} draws" if r.phase in ("setup", "quick")
-                     else f"{r.endgame_plies}-ply solve")
-            print(f"peg [{stage}]: {lead}; plays {plays_done}/{len(r.plays)} done "
-                  f"({sum(p.cut_off for p in r.plays)} cut off), "
-                  f"draws {r.done_jobs}/{r.total_jobs}, {r.endgames} endgames, {r.work_line()}, "
-                  f"{r.nested_calls} nested calls ({r.nested_hits} cached), {r.seconds:.1f} s", file=sys.stderr)
+            print(progress_line(peg_to_pb(r, job.pos, "", False, summary_only=True)), file=sys.stderr)
 
     res = run_interruptible(lambda: job.run(progress, interval=2.0), job.stop, "pre-endgame")
+    msg = peg_to_pb(res, job.pos, "", not res.complete)
     if args.json:
-        print(json.dumps(res.to_json()))
-        return 0
-    print(format_table(res, rows=args.rows, verbose=args.verbose))
-    status = "complete" if res.complete else ("finished: unresolved draws are shown as such" if res.finished
-                                              else "stopped: unresolved draws are shown as such")
-    print(f"{res.endgames} endgames, {res.nested_calls} nested solves ({res.nested_hits} from the cache) in "
-          f"{res.seconds:.2f} s ({status})")
-    if res.cluster_workers:
-        print(f"cluster {args.cluster}: {res.cluster_workers} workers, {res.cluster_tasks} tasks")
-    if args.checkpoint:
-        print(f"checkpoint {args.checkpoint}: {res.reused} verdicts reused, {res.checkpointed} recorded in all"
-              + ("" if res.finished else "; --resume continues this solve"))
+        print(json.dumps(peg_json(msg)))
+    else:
+        print(peg_table(msg, rows=args.rows, verbose=args.verbose, cluster=args.cluster or "",
+                        checkpoint=args.checkpoint or ""))
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     eg = sub.add_parser("endgame", help="solve an endgame (empty bag) exactly")
     eg.add_argument("cgp")

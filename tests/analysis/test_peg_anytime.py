@@ -4,11 +4,13 @@ only when the completed solve agrees (the best play when finished, or proven by 
 from __future__ import annotations
 
 import pytest
+from macondo_client.render import peg_json, peg_leader_line, peg_table
 
 from macondo_server.analysis.peg.explain import eventuality
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions
-from macondo_server.analysis.peg.result import PegResult, format_table
+from macondo_server.analysis.peg.result import PegResult
+from macondo_server.api.convert import peg_to_pb
 from macondo_server.model.cgp import parse_cgp
 
 from conftest import load_cases, needs_cases
@@ -24,7 +26,7 @@ def _run_recording(engine, case: str, **kw) -> tuple[list[PegResult], PegResult]
 
 
 def _check_leader(s: PegResult, final: PegResult) -> None:
-    """The issue's criterion: a snapshot's leader is never ranked by the completed solve below another play by
+    """A snapshot's leader is never ranked by the completed solve below another play by
     more than the snapshot's own bounds allow; a leader named from full-depth verdicts (finished, or proven by
     the bounds) is the completed solve's best or tied with it."""
     fin = {p.text: p for p in final.plays}
@@ -106,7 +108,7 @@ def test_quick_pass_alone_names_the_best_quick_play(engine):
     assert all(p.quick_complete and p.lower == 0 and p.upper == 8 for p in s.plays)
     assert s.leader is not None and s.leader_depth == "quick" and not s.finished
     assert s.leader.quick_points == max(p.quick_points for p in s.plays)
-    assert "best at the quick pass" in s.leader_line()
+    assert "best at the quick pass" in peg_leader_line(peg_to_pb(s, job.pos, "", False))
     assert s.plays[0].estimate == max(p.estimate for p in s.plays)   # ranked by the best knowledge
 
 
@@ -137,7 +139,7 @@ def test_time_limited_run_never_names_a_wrong_leader(engine, max_time):
     if res.leader is not None:
         _check_leader(res, full)
     else:
-        text = format_table(res, rows=5)
+        text = peg_table(peg_to_pb(res, job.pos, "", True), rows=5)
         assert text.startswith("No leader yet: ") and "best upper bound" in text
         assert "Wins (min-max)" in text
 
@@ -145,13 +147,15 @@ def test_time_limited_run_never_names_a_wrong_leader(engine, max_time):
 @needs_cases
 def test_table_summarises_long_lists_unless_verbose(engine):
     c = CASES["peg-axe-2bag-csw21"]
-    res = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=2, threads=2, only_solve=["6F .X."])).run()
-    short, long = format_table(res), format_table(res, verbose=True)
+    job = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=2, threads=2, only_solve=["6F .X."]))
+    res = job.run()
+    msg = peg_to_pb(res, job.pos, "", False)
+    short, long = peg_table(msg), peg_table(msg, verbose=True)
     wins = [g.label for g in res.plays[0].groups if g.outcome == 0]
     assert len(wins) > 6
     assert "👍: " + str(len(wins)) + " draws (weight 70)" in short and wins[0] not in short.split("👍")[1]
     assert all(lab in long for lab in wins)
-    d = res.to_json()
+    d = peg_json(msg)
     assert d["plays"][0]["outcome_counts"]["win"] == {"draws": len(wins), "weight": 70}
     assert d["plays"][0]["lower"] == d["plays"][0]["upper"] == 70 and d["leader"] == res.plays[0].text
 
@@ -250,7 +254,7 @@ def test_solver_model_counts_iiia_as_a_win(engine):
 @pytest.mark.slow
 @needs_cases
 def test_defnnpt_sixty_seconds_names_def_a_t(engine):
-    # the issue's time-limited run: 60 s, 2 plies, early cut-off; I1 DEF(A)T wins every draw at 2 plies
+    # a time-limited run: 60 s, 2 plies, early cut-off; I1 DEF(A)T wins every draw at 2 plies
     res = _solve(engine, "peg-doc1-pond-nwl20", endgame_plies=2, early_cutoff=True, max_time=60, threads=2)
     assert res.leader is not None
     lead = res.leader

@@ -187,7 +187,7 @@ def test_peg_max_bag_chooses_the_phase(engine, record):
         t = next(t for t in res.turns if t.event == 23)
         assert t.bag == 5 and t.complete
         phases[max_bag] = t.phase
-        assert res.to_json()["budget"]["peg_max_bag"] == max_bag
+        assert res.options.peg_max_bag == max_bag
     assert phases[4] == "sim" and phases[5] in ("peg", "peg>sim")
     assert AnalyzeOptions().peg_max_bag == 1
 

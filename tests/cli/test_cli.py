@@ -64,8 +64,9 @@ def test_gen_json_and_table(capsys, registry):
     assert data["moves"][1] == {"move": "K9 TAEL", "score": 38, "equity": round(38 + abd / 1000, 3), "leave": "ABD", "tiles_played": 4}
     code, out, _ = run(capsys, "gen", VSMATT, "-n", "2")
     lines = out.splitlines()
-    assert lines[0] == "     Move                Leave  Score Equity"
-    assert lines[1] == "  1: B10 BE(HE)AD        ALT       36  39.47"
+    assert lines[0] == "  #  Move                Leave    Score   Equity"
+    assert lines[1] == "  1  B10 BE(HE)AD        ALT         36    39.47"
+    assert lines[-1] == "763 legal moves (667 placements, 95 exchanges, 1 pass); lexicon NWL20"
     code, out, _ = run(capsys, "gen", VSMATT, "--all", "--sort", "score", "--json")
     scores = [m["score"] for m in json.loads(out)["moves"]]
     assert len(scores) == 763 and scores == sorted(scores, reverse=True)

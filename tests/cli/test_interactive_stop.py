@@ -167,7 +167,7 @@ def test_shell_ctrl_c_peg(shell):
     for i in range(REPEATS):
         shell.line("peg")
         out = _interrupt(shell, i, b"play-draw jobs")
-        assert b"stopping" in out and b"(stopped)" in out and b"ordered draws in all" in out
+        assert b"stopping" in out and b"(stopped: " in out and b"ordered draws in all" in out
 
 
 def test_shell_ctrl_c_endgame(shell):
@@ -228,7 +228,7 @@ def _cli_interrupt(tmp_path: Path, args: list[str], ready: bytes, linger: float)
 @needs_nwl20
 def test_cli_endgame_sigint_prints_deepest_line(tmp_path):
     seconds, out = _cli_interrupt(tmp_path, ["endgame", ENDGAME, "--plies", "8", "--no-heuristics",
-                                             "--threads", "2", "--tt-mb", "64"], b"depth 2:", 0.3)
+                                             "--threads", "2", "--tt-mb", "64"], b"endgame: depth 2,", 0.3)
     assert seconds < 1.0, f"exit {seconds:.2f} s after SIGINT"
     assert "Best move: " in out and "Best sequence:\n1) " in out
     depth = int(out.split("deepest completed depth ")[1].split()[0])
@@ -241,7 +241,7 @@ def test_cli_sim_sigint_prints_table(tmp_path):
                                              "--iterations", "100000", "--threads", "2"],
                                   b"simulation running", 1.0)
     assert seconds < 1.0, f"exit {seconds:.2f} s after SIGINT"
-    assert out.startswith("Play ") and "(stopped)" in out and len(out.splitlines()) == 302
+    assert out.startswith("  #  Play ") and "(final, stopped, " in out and len(out.splitlines()) == 302
 
 
 @needs_nwl20

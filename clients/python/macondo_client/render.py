@@ -1,11 +1,39 @@
-"""Text tables for the API's messages (moves, sim, endgame, pre-endgame, autoplay), as the engine's own
-CLI prints them, so a shell or a script shows what a Macondo user expects."""
+"""The one rendering of every result, from the API's messages: text tables (moves, simulation, endgame,
+pre-endgame, self-play, inference, a game's events, a game review) and the JSON that `macondo ... --json`
+prints. The shell draws what a server sends; the engine's CLI converts its results to the same messages
+(macondo_server/api/convert.py) and draws them with these same functions."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .pb.macondo.v1 import engine_pb2 as pb
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+JSON = dict[str, Any]
+
+RACK_SIZE = 7
 _MARK = {"win": "👍", "draw": "🤝", "loss": "👎", "unresolved": "?"}
+_VERDICTS = ("win", "draw", "loss", "unresolved")       # the order verdicts are listed in
+SUMMARY_AT = 6      # a verdict with more draws than this is shown as a count and weight unless verbose
+
+
+def _pts(x: float) -> str:
+    """Points as shown: whole numbers without a decimal."""
+    return f"{x:.1f}" if x != int(x) else str(int(x))
+
+
+def _duration(sec: float) -> str:
+    if sec < 90:
+        return f"{sec:.0f} s"
+    if sec < 5400:
+        return f"{sec / 60:.0f} min"
+    return f"{sec / 3600:.1f} h"
+
+
+# ------------------------------------------------------------------ move generation
 
 
 def moves_table(resp: pb.GenerateMovesResponse) -> str:
@@ -14,8 +42,20 @@ def moves_table(resp: pb.GenerateMovesResponse) -> str:
         lines.append(f"{i:>3}  {m.display.strip():<20}{m.leave:<9}{m.score:>5}{m.equity:>9.2f}")
     c = resp.counts
     lines.append(f"{c.placements + c.exchanges + c.passes} legal moves ({c.placements} placements, "
-                 f"{c.exchanges} exchanges, {c.passes} passes); lexicon {resp.lexicon}")
+                 f"{c.exchanges} exchanges, {c.passes} pass{'' if c.passes == 1 else 'es'}); lexicon {resp.lexicon}")
     return "\n".join(lines)
+
+
+def moves_json(resp: pb.GenerateMovesResponse) -> JSON:
+    return {
+        "moves": [{"move": m.notation, "score": m.score, "equity": round(m.equity, 3), "leave": m.leave,
+                   "tiles_played": m.tiles_played} for m in resp.moves],
+        "counts": {"placements": resp.counts.placements, "exchanges": resp.counts.exchanges,
+                   "passes": resp.counts.passes},
+    }
+
+
+# ------------------------------------------------------------------ simulation
 
 
 def sim_table(snap: pb.SimulateProgress, details: bool = False) -> str:
@@ -34,11 +74,103 @@ def sim_table(snap: pb.SimulateProgress, details: bool = False) -> str:
         inf = snap.inference
         if inf.drawn_from_inference:
             top = ", ".join(f"{v.leave} {100 * v.posterior:.1f}% (random {100 * v.prior:.2f}%)" for v in inf.top[:3])
-            lines.append(f"Opponent racks drawn from the inference on {inf.play}: {inf.leaves} leaves, "
-                         f"{inf.racks_consistent:,} of {inf.racks_judged:,} racks consistent; most likely {top}")
+            lines.append(f"Opponent racks drawn from the inference on {inf.play}: {inf.leaves} leaves "
+                         f"({inf.method}, {inf.racks_consistent:,} of {inf.racks_judged:,} racks consistent); "
+                         f"most likely {top}")
         else:
             lines.append(f"Inference on {inf.play}: no consistent leave, opponent racks drawn at random")
     return "\n".join(lines)
+
+
+def sim_json(snap: pb.SimulateProgress) -> JSON:
+    out: JSON = {}
+    if snap.HasField("inference"):
+        inf = snap.inference
+        out["inference"] = {
+            "play": inf.play, "method": inf.method, "racks_judged": inf.racks_judged,
+            "racks_consistent": inf.racks_consistent, "leaves": inf.leaves, "tolerance": inf.tolerance,
+            "top": [{"leave": v.leave, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6)}
+                    for v in inf.top],
+            "drawn_from_inference": inf.drawn_from_inference,
+        }
+    return out | {
+        "iterations": snap.iterations,
+        "plays": [
+            {
+                "move": p.move.notation,
+                "score": p.move.score,
+                "leave": p.move.leave,
+                "win_pct": round(p.win_pct, 3),
+                "win_pct_stderr": round(p.win_pct_stderr, 3),
+                "equity": round(p.equity, 3),
+                "equity_stderr": round(p.equity_stderr, 3),
+                "pruned": p.pruned,
+                "ply_stats": [{"mean_score": round(s.mean_score, 2), "bingo_pct": round(s.bingo_pct, 2)}
+                              for s in p.ply_stats],
+            }
+            for p in snap.plays
+        ],
+        "seconds": round(snap.elapsed_seconds, 3),
+        "stopped_reason": snap.stop_reason,
+    }
+
+
+# ------------------------------------------------------------------ inference
+
+
+def inference_text(inf: pb.InferenceSummary, top: int = 15) -> str:
+    """A whole inference (`macondo infer`): how it judged, the likeliest leaves, the tiles kept."""
+    what = f"exchange of {RACK_SIZE - inf.leave_size}" if inf.kind == "exchange" else "play"
+    lines = [f"Inference for the opponent's {what} {inf.play} (tolerance {inf.tolerance:g} points)"]
+    if inf.known:
+        lines.append(f"Known on their rack: {inf.known} (the withdrawn phony's tiles)")
+    if inf.method == "none":
+        lines.append("The play used every tile: nothing was kept, nothing to infer.")
+        return "\n".join(lines)
+    exhaustive = inf.method == "exhaustive"
+    how = "every possible rack" if exhaustive else f"{inf.racks_judged:,} random racks"
+    kind = "distinct racks" if exhaustive else "racks"
+    lines.append(f"Judged {how}: {inf.racks_judged:,} {kind}, {inf.racks_consistent:,} consistent, "
+                 f"{inf.leaves:,} distinct leaves of {inf.leave_size} kept ({inf.distinct_leaves:,} possible)"
+                 + (" (stopped early)" if inf.stopped else ""))
+    if not inf.leaves:
+        lines.append("No rack makes this play near the best: nothing inferred (a simulation draws at random).")
+        return "\n".join(lines)
+    lines.append(f"{'Leave':<10}{'Inferred':>10}{'Random':>10}{'Ratio':>9}")
+    for v in inf.top[:top]:
+        ratio = v.posterior / v.prior if v.prior > 0 else float("inf")
+        lines.append(f"{v.leave:<10}{100 * v.posterior:>9.2f}%{100 * v.prior:>9.3f}%{ratio:>9.1f}")
+    if inf.tiles:
+        lines.append("Tiles kept (expected count, inferred vs random):")
+        cells = [f"{t.tile} {t.inferred:.2f}/{t.random:.2f}" for t in inf.tiles]
+        for i in range(0, len(cells), 6):
+            lines.append("  " + "   ".join(cells[i:i + 6]))
+    lines.append(f"{inf.elapsed_seconds:.2f} s")
+    return "\n".join(lines)
+
+
+def inference_json(inf: pb.InferenceSummary) -> JSON:
+    return {
+        "play": inf.play,
+        "kind": inf.kind,
+        "known": inf.known,
+        "leave_size": inf.leave_size,
+        "method": inf.method,
+        "racks_judged": inf.racks_judged,
+        "racks_consistent": inf.racks_consistent,
+        "distinct_leaves": inf.distinct_leaves,
+        "consistent_leaves": inf.leaves,
+        "tolerance": inf.tolerance,
+        "seconds": round(inf.elapsed_seconds, 3),
+        "stopped": inf.stopped,
+        "leaves": [{"leave": v.leave, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6),
+                    "racks": v.racks} for v in inf.top],
+        "tiles": [{"tile": t.tile, "inferred": round(t.inferred, 4), "random": round(t.random, 4)}
+                  for t in inf.tiles],
+    }
+
+
+# ------------------------------------------------------------------ endgame
 
 
 def endgame_text(snap: pb.EndgameProgress, first_win: bool = False, plies: int = 0) -> str:
@@ -50,58 +182,84 @@ def endgame_text(snap: pb.EndgameProgress, first_win: bool = False, plies: int =
         lines.append(f"Best sequence has a spread difference (value) of {snap.value:+d}")
     lines.append(f"Final spread after seq: {snap.final_spread:+d}")
     if snap.best_line:
-        lines.append(f"Best move: #1 {snap.best_line[0].move.display.strip()}")
+        lines.append(f"Best move: {snap.best_line[0].move.display.strip()}")
     lines.append("Best sequence:")
     for i, m in enumerate(snap.best_line, 1):
         lines.append(f"{i}) {'~' if m.estimated else ''}{m.move.display.strip()} ({m.move.score})")
-    note = "" if snap.complete else f" (stopped; deepest completed depth {snap.depth}" + (
-        f" of {plies})" if plies else ")")
+    if snap.complete:
+        note = ""
+    elif snap.depth == 0:
+        note = " (stopped during depth 1: the best of the first moves searched)"
+    else:
+        note = f" (stopped; deepest completed depth {snap.depth}" + (f" of {plies})" if plies else ")")
     lines.append(f"depth {snap.depth}, {snap.nodes} nodes in {snap.elapsed_seconds:.2f} s{note}")
     return "\n".join(lines)
 
 
-def _pts(x: float) -> str:
-    return f"{x:.1f}" if x != int(x) else str(int(x))
+def endgame_json(snap: pb.EndgameProgress) -> JSON:
+    return {
+        "value": snap.value,
+        "final_spread": snap.final_spread,
+        "best_line": [{"move": m.move.notation, "score": m.move.score, "estimated": m.estimated}
+                      for m in snap.best_line],
+        "depth": snap.depth,
+        "nodes": snap.nodes,
+        "seconds": round(snap.elapsed_seconds, 4),
+    }
 
 
-def _with_winner(snap: pb.PreEndgameProgress, shown: str) -> pb.PreEndgameProgress:
-    if shown == snap.winner:
-        return snap
-    copy = pb.PreEndgameProgress()
-    copy.CopyFrom(snap)
-    copy.winner = shown
-    return copy
+# ------------------------------------------------------------------ pre-endgame
+
+
+def _leader(snap: pb.PreEndgameProgress) -> pb.PEGPlayInfo | None:
+    return next((p for p in snap.plays if p.move.notation == snap.winner), None) if snap.winner else None
+
+
+def _quick_label(snap: pb.PreEndgameProgress) -> str:
+    if not snap.quick_endgame_plies:
+        return "quick pass"
+    return (f"quick pass ({snap.quick_endgame_plies}-ply endgames, the {snap.quick_replies_per_turn} best replies "
+            "per turn)")
 
 
 def peg_leader_line(snap: pb.PreEndgameProgress) -> str:
-    """Who leads and why: a finished solve's best play, a play proven best by the bounds, or nobody yet."""
+    """Who leads and why: a finished solve's best play, a play proven best by the bounds, the best at the
+    quick pass while the full solve runs, or nobody yet."""
+    tot = snap.total_permutations
     if snap.winner:
+        p = _leader(snap)
         # the table's notation (2L F(O)ND) rather than the wire's (2L F.ND)
-        shown = next((p.move.display.strip() for p in snap.plays if p.move.notation == snap.winner), snap.winner)
-        snap = _with_winner(snap, shown)
+        shown = p.move.display.strip() if p is not None else snap.winner
+        lo, hi = _pts(snap.leader_lower), _pts(snap.leader_upper)
         if snap.finished or snap.complete or not snap.leader_reason:
-            reason = snap.leader_reason or "complete"
-            return f"Winner: {snap.winner} ({reason})"
+            return f"Winner: {shown} ({snap.leader_reason or 'complete'})"
         if snap.leader_depth == "quick":
-            return (f"Leader: {snap.winner} ({snap.leader_reason}; at full depth so far {_pts(snap.leader_lower)} "
-                    f"to {_pts(snap.leader_upper)} of {snap.total_permutations})")
-        return (f"Leader: {snap.winner} ({snap.leader_reason}: at least {_pts(snap.leader_lower)} of "
-                f"{snap.total_permutations})")
+            quick = f"quick {_pts(p.quick_wins)} of {tot}; " if p is not None else ""
+            return f"Leader: {shown} ({snap.leader_reason}: {quick}at full depth so far {lo} to {hi})"
+        if snap.leader_depth == "only" or len(snap.plays) == 1:
+            return f"Leader: {shown} (the only play; so far {lo} to {hi} of {tot})"
+        others = "" if p is None else (
+            f", every other play at most {_pts(max((q.upper_wins for q in snap.plays if q is not p), default=0.0))}")
+        return f"Leader: {shown} ({snap.leader_reason}: at least {lo} of {tot}{others})"
     why = snap.no_leader_reason or "the bounds overlap"
     return (f"No leader yet: {why} (best lower bound {_pts(snap.best_lower)}, best upper bound "
-            f"{_pts(snap.best_upper)} of {snap.total_permutations})")
+            f"{_pts(snap.best_upper)} of {tot})")
 
 
 def _peg_outcomes(p: pb.PEGPlayInfo, verbose: bool) -> str:
+    """The Outcomes column: the draws of each verdict, or their count and weight when there are many (or
+    when the message carries the counts only)."""
     parts = []
     counts = {c.result: c for c in p.outcome_counts}
-    for result in ("win", "draw", "loss", "unresolved"):
-        labels = [o.draw for o in p.outcomes if o.result == result]
+    for result in _VERDICTS:
+        labels = sorted(o.draw for o in p.outcomes if o.result == result)
+        count = counts.get(result)
         if not labels:
+            if count is not None and count.draws and not p.outcomes:
+                parts.append(f"{_MARK[result]}: {count.draws} draws (weight {count.weight})")
             continue
-        if not verbose and len(labels) > 6:
-            weight = counts[result].weight if result in counts else sum(o.weight for o in p.outcomes
-                                                                        if o.result == result)
+        if not verbose and len(labels) > SUMMARY_AT:
+            weight = count.weight if count is not None else sum(o.weight for o in p.outcomes if o.result == result)
             parts.append(f"{_MARK[result]}: {len(labels)} draws (weight {weight})")
         else:
             parts.append(f"{_MARK[result]}: " + " ".join(labels))
@@ -111,25 +269,39 @@ def _peg_outcomes(p: pb.PEGPlayInfo, verbose: bool) -> str:
     return " ".join(parts)
 
 
-def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False) -> str:
+def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False, cluster: str = "",
+              checkpoint: str = "") -> str:
+    """The pre-endgame's ranking: the leader line, a row per play (exact figures once every play has a verdict
+    on every draw, else the bounds so far), the legend, and the work done. `cluster` and `checkpoint` name
+    where the solve ran and recorded (shown with their figures)."""
     lines = [peg_leader_line(snap)]
     tot = snap.total_permutations
+    plays = list(snap.plays)
     # bounds are shown unless every play has a verdict on every draw (servers without them: as before)
-    exact = not any(p.draws_total for p in snap.plays) or (
-        snap.finished and all(p.cut_off or p.lower_wins == p.upper_wins for p in snap.plays))
+    exact = not any(p.draws_total for p in plays) or (
+        snap.finished and all(p.cut_off or p.lower_wins == p.upper_wins for p in plays))
     if exact:
         lines.append(f"{'#':>3}  {'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
     else:
-        lines.append(f"{'#':>3}  {'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Quick':<9}"
+        lines.append(f"{'#':>3}  {'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Quick':<10}"
                      f"{'Draws':<12}{'Outcomes':<32}")
-    for i, p in enumerate(snap.plays[:rows], 1):
+    shown = list(range(min(rows, len(plays))))
+    if not exact and plays and rows < len(plays):
+        # the play with the most points for certain is always shown, even when plays it has not beaten yet
+        # (their draws still unsolved) sort above it
+        best = max(range(len(plays)), key=lambda i: (plays[i].lower_wins, -i))
+        if best not in shown:
+            shown = shown[:-1] + [best] if rows > 1 else [best]
+    for i in shown:
+        p = plays[i]
         spread = f"{p.spread:.2f}" if p.HasField("spread") else ""
         extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
         mark = " ❌" if p.cut_off else ""
         outcomes = _peg_outcomes(p, verbose)
         if exact:
             wins, pct = ("---", "---") if p.cut_off else (f"{p.wins:.1f}", f"{p.win_pct:.2f}")
-            lines.append(f"{i:>3}  {p.move.display.strip():<20}{wins:<8}{pct:<8}{spread:<9}{outcomes}{extra}{mark}")
+            lines.append(f"{i + 1:>3}  {p.move.display.strip():<20}{wins:<8}{pct:<8}{spread:<9}{outcomes}{extra}"
+                         f"{mark}")
             continue
         lo, hi = p.lower_wins, p.upper_wins
         if lo == hi:
@@ -140,30 +312,140 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
         done = f"{p.draws_done}/{p.draws_total}"
         quick = (f"{100 * p.quick_wins / tot:.1f}%" if tot and p.draws_total and p.quick_draws_done == p.draws_total
                  else f"{p.quick_draws_done}/{p.draws_total}" if p.quick_draws_done else "")
-        lines.append(f"{i:>3}  {p.move.display.strip():<20}{wins:<18}{pct:<17}{quick:<9}{done:<12}{outcomes}{extra}"
-                     f"{mark}")
-    if len(snap.plays) > rows:
-        lines.append(f"... {len(snap.plays) - rows} more plays")
+        lines.append(f"{i + 1:>3}  {p.move.display.strip():<20}{wins:<18}{pct:<17}{quick:<10}{done:<12}{outcomes}"
+                     f"{extra}{mark}")
+    if len(plays) > len(shown):
+        lines.append(f"... {len(plays) - len(shown)} more plays")
     lines.append("❌ marks plays cut off early (they cannot beat the leader).")
     if not exact:
-        lines.append("min-max: wins certain so far - wins if every draw not yet resolved were won; "
-                     "Draws: draw groups with a verdict / all; Quick: win % at the quick pass (1-ply endgames, "
-                     "the best replies only: a preview, not a bound).")
+        depth = f" at {snap.endgame_plies} plies" if snap.endgame_plies else ""
+        lines.append(f"min-max: wins certain so far{depth} - wins if every draw not yet resolved were won; "
+                     f"Draws: draw groups with a verdict / all; Quick: win % at the {_quick_label(snap)} (a preview, "
+                     "not a bound).")
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
                  f"{tot} ordered draws in all.")
-    state = "complete" if snap.complete else ("stopped" if snap.stopped else
-                                              "running: quick pass" if snap.phase in ("setup", "quick") else "running")
+    if snap.complete:
+        state = "complete"
+    elif snap.finished:
+        state = "finished: unresolved draws are shown as such"
+    elif snap.final or snap.stopped:
+        state = "stopped: unresolved draws are shown as such"
+    else:
+        state = "running: quick pass" if snap.phase in ("setup", "quick") else "running"
     lines.append(f"{snap.draws_done}/{snap.draws_total} play-draw jobs, {snap.endgames} endgames, "
-                 f"{snap.nested_calls} nested solves, {snap.elapsed_seconds:.1f} s ({state})")
+                 f"{snap.nested_calls} nested solves ({snap.nested_cache_hits} from the cache) in "
+                 f"{snap.elapsed_seconds:.2f} s ({state})")
+    if snap.cluster_workers:
+        lines.append(f"cluster{' ' + cluster if cluster else ''}: {snap.cluster_workers} workers, "
+                     f"{snap.cluster_tasks} tasks")
+    if checkpoint or snap.reused_verdicts or snap.checkpointed_verdicts:
+        lines.append(f"checkpoint{' ' + checkpoint if checkpoint else ''}: {snap.reused_verdicts} verdicts reused, "
+                     f"{snap.checkpointed_verdicts} recorded in all"
+                     + ("" if snap.finished else "; resuming continues this solve"))
     return "\n".join(lines)
 
 
-def autoplay_text(snap: pb.AutoplayProgress) -> str:
+def peg_json(snap: pb.PreEndgameProgress) -> JSON:
+    order = {name: i for i, name in enumerate(_VERDICTS)}
+    return {
+        "winner": snap.winner or None,
+        "leader": snap.winner or None,
+        "leader_reason": snap.leader_reason or None,
+        "leader_depth": snap.leader_depth or None,
+        "phase": snap.phase,
+        "opponent_model": snap.opponent_model,
+        "endgame_plies": snap.endgame_plies,
+        "quick_pass": {"endgame_plies": snap.quick_endgame_plies, "replies_per_turn": snap.quick_replies_per_turn,
+                       "draws_done": snap.quick_draws_done},
+        "no_leader_reason": snap.no_leader_reason or None,
+        "best_lower": snap.best_lower,
+        "best_upper": snap.best_upper,
+        "total_permutations": snap.total_permutations,
+        "plays": [
+            {
+                "move": p.move.notation,
+                "display": p.move.display.strip(),
+                "score": p.move.score,
+                "wins": p.wins,
+                "win_pct": round(p.win_pct, 2),
+                "lower": p.lower_wins,
+                "upper": p.upper_wins,
+                "draws_done": p.draws_done,
+                "draws_total": p.draws_total,
+                "complete_at": p.complete_at or None,
+                "quick_wins": p.quick_wins,
+                "quick_draws_done": p.quick_draws_done,
+                "estimate": p.estimate,
+                "pending_weight": p.pending_weight,
+                "spread": round(p.spread, 2) if p.HasField("spread") else None,
+                "cut_off": p.cut_off,
+                "unresolved": p.unresolved,
+                "outcome_counts": {c.result: {"draws": c.draws, "weight": c.weight} for c in p.outcome_counts},
+                "outcomes": [{"draw": o.draw, "result": o.result, "weight": o.weight}
+                             for o in sorted(p.outcomes, key=lambda o: (order.get(o.result, len(order)), o.draw))],
+            }
+            for p in snap.plays
+        ],
+        "endgames": snap.endgames,
+        "nested_calls": snap.nested_calls,
+        "nested_cache_hits": snap.nested_cache_hits,
+        "opponent_solves": snap.opponent_solves,
+        "seconds": round(snap.elapsed_seconds, 3),
+        "endgames_per_second": round(snap.endgames_per_second, 1),
+        "draw_groups_left": snap.draw_groups_left,
+        "endgames_left_estimate": snap.endgames_left,
+        "complete": snap.complete,
+        "checkpoint": {"reused": snap.reused_verdicts, "recorded": snap.checkpointed_verdicts},
+        "cluster": ({"workers": snap.cluster_workers, "tasks": snap.cluster_tasks} if snap.cluster_workers
+                    else None),
+    }
+
+
+# ------------------------------------------------------------------ self-play
+
+
+def autoplay_line(snap: pb.AutoplayProgress) -> str:
+    """One line: the tally so far."""
     wins = list(snap.wins) or [0, 0]
     scores = list(snap.mean_score) or [0.0, 0.0]
     return (f"games {snap.games_done}/{snap.games_total}: wins {wins[0]}-{wins[1]}, draws {snap.draws}; "
             f"bot 1 win rate {100 * snap.win_rate:.1f}% ±{100 * snap.win_rate_ci95:.1f}; "
             f"mean score {scores[0]:.1f}-{scores[1]:.1f}; {snap.games_per_second:.1f} games/s")
+
+
+def autoplay_text(snap: pb.AutoplayProgress) -> str:
+    """The tally per bot: wins, mean score, bingos; the win rate with its 95% interval, the spread."""
+    wins = list(snap.wins) or [0, 0]
+    scores = list(snap.mean_score) or [0.0, 0.0]
+    bingos = list(snap.bingos_per_game) or [0.0, 0.0]
+    of = f" of {snap.games_total}" if snap.games_total and snap.games_total != snap.games_done else ""
+    lines = [f"games {snap.games_done}{of} in {snap.elapsed_seconds:.2f} s ({snap.games_per_second:.1f} games/s)"
+             + (" (stopped)" if snap.stopped else "")]
+    for b in (0, 1):
+        lines.append(f"bot{b + 1}: wins {wins[b]}  mean score {scores[b]:.1f}  bingos/game {bingos[b]:.2f}")
+    lines.append(f"draws {snap.draws}; bot1 win rate {100 * snap.win_rate:.1f}% ± {100 * snap.win_rate_ci95:.1f} "
+                 f"(95%); mean spread {snap.mean_spread:+.1f} (sd {snap.spread_stdev:.1f}); "
+                 f"turns/game {snap.turns_per_game:.1f}")
+    return "\n".join(lines)
+
+
+def autoplay_json(snap: pb.AutoplayProgress) -> JSON:
+    return {
+        "games": snap.games_done,
+        "wins": list(snap.wins),
+        "draws": snap.draws,
+        "mean_score": [round(x, 3) for x in snap.mean_score],
+        "bingos_per_game": [round(x, 4) for x in snap.bingos_per_game],
+        "turns_per_game": round(snap.turns_per_game, 3),
+        "games_per_second": round(snap.games_per_second, 2),
+        "seconds": round(snap.elapsed_seconds, 3),
+        "mean_spread": round(snap.mean_spread, 3),
+        "win_rate": round(snap.win_rate, 4),
+        "win_rate_ci95": round(snap.win_rate_ci95, 4),
+    }
+
+
+# ------------------------------------------------------------------ progress of a running job
 
 
 def progress_line(snap: object) -> str:
@@ -173,24 +455,41 @@ def progress_line(snap: object) -> str:
         best = f"; leader {lead.move.display.strip()} {lead.win_pct:.1f}%" if lead else ""
         return f"sim: {snap.iterations} iterations, {snap.elapsed_seconds:.1f} s{best}"
     if isinstance(snap, pb.EndgameProgress):
-        line = " ".join(m.move.display.strip() for m in snap.best_line[:4])
-        return f"endgame: depth {snap.depth}, value {snap.value:+d} {line} ({snap.nodes} nodes, {snap.elapsed_seconds:.1f} s)"
+        line = " ".join(m.move.display.strip() for m in snap.best_line[:6])
+        return (f"endgame: depth {snap.depth}, value {snap.value:+d} {line} ({snap.nodes} nodes, "
+                f"{snap.elapsed_seconds:.1f} s)")
     if isinstance(snap, pb.PreEndgameProgress):
-        if snap.winner:
-            lead = f"leader {snap.winner} {_pts(snap.leader_lower)}-{_pts(snap.leader_upper)}"
-        else:
-            lead = f"no leader yet (best lower {_pts(snap.best_lower)}, best upper {_pts(snap.best_upper)})"
-        left = ""
-        if snap.draw_groups_left:
-            left = f", at most {snap.draw_groups_left} draw groups (~{snap.endgames_left} endgames) left"
-            if snap.eta_seconds:
-                left += f", ~{snap.eta_seconds:.0f} s at this rate"
-        return (f"peg: {lead}; {snap.draws_done}/{snap.draws_total} draws, {snap.endgames} endgames "
-                f"({snap.endgames_per_second:.0f}/s){left}, {snap.nested_calls} nested, "
-                f"{snap.elapsed_seconds:.1f} s")
+        return _peg_progress(snap)
     if isinstance(snap, pb.AutoplayProgress):
-        return autoplay_text(snap)
+        return autoplay_line(snap)
     return str(snap)
+
+
+def _peg_progress(snap: pb.PreEndgameProgress) -> str:
+    p = _leader(snap)
+    if snap.winner:
+        shown = p.move.display.strip() if p is not None else snap.winner
+        lead = f"leader {shown} {snap.leader_lower:g}-{snap.leader_upper:g}" + (
+            f" ({snap.leader_reason})" if snap.leader_reason else "")
+    else:
+        lead = f"no leader yet (best lower {snap.best_lower:g}, best upper {snap.best_upper:g})"
+    quick = snap.phase in ("setup", "quick")
+    stage = (f"quick pass {snap.quick_draws_done}/{snap.draws_total} draws" if quick
+             else f"{snap.endgame_plies}-ply solve")
+    plays_done = sum(q.cut_off or q.pending_weight == 0 for q in snap.plays)
+    cut = sum(q.cut_off for q in snap.plays)
+    work = f"{snap.endgames_per_second:.0f} endgames/s"
+    if not snap.finished and snap.draw_groups_left:
+        what = "quick pass" if quick else f"{snap.endgame_plies}-ply solve"
+        work += f", {what}: at most {snap.draw_groups_left} draw groups (~{snap.endgames_left} endgames) left"
+        if snap.eta_seconds:
+            work += f", ~{_duration(snap.eta_seconds)} at this rate"
+    return (f"peg [{stage}]: {lead}; plays {plays_done}/{len(snap.plays)} done ({cut} cut off), "
+            f"draws {snap.draws_done}/{snap.draws_total}, {snap.endgames} endgames, {work}, "
+            f"{snap.nested_calls} nested calls ({snap.nested_cache_hits} cached), {snap.elapsed_seconds:.1f} s")
+
+
+# ------------------------------------------------------------------ games
 
 
 def events_table(state: pb.GameState) -> str:
@@ -207,3 +506,159 @@ def events_table(state: pb.GameState) -> str:
                          if not state.game_over else f"  ->  turn {state.turn}: game over")
     lines.append(f"{state.num_events} events; the cursor is at turn {state.turn}; challenge rule {state.challenge_rule}")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ game review
+
+
+def _opt(msg: Any, name: str, digits: int | None = None) -> Any:
+    """An optional field's value (rounded), or None when it is not set."""
+    if not msg.HasField(name):
+        return None
+    v = getattr(msg, name)
+    return round(v, digits) if digits is not None else v
+
+
+def _analyzed_move_json(m: pb.AnalyzedMove) -> JSON:
+    out: JSON = {"move": m.move, "score": m.score}
+    if m.HasField("equity"):
+        out["equity"] = round(m.equity, 2)
+    if m.HasField("win_pct"):
+        out["win_pct"] = round(m.win_pct, 2)
+    if m.HasField("value"):
+        out["value"] = m.value
+    if m.HasField("spread"):
+        out["spread"] = round(m.spread, 2)
+    return out
+
+
+def _turn_json(t: pb.TurnAnalysis) -> JSON:
+    return {
+        "event": t.event, "line": t.line, "player": t.player, "nick": t.nick,
+        "rack": t.rack, "bag": t.bag, "phase": t.phase or None,
+        "played": _analyzed_move_json(t.played), "best": _analyzed_move_json(t.best) if t.HasField("best") else None,
+        "rank": t.rank or None, "candidates": t.candidates,
+        "equity_loss": _opt(t, "equity_loss", 2), "win_loss": _opt(t, "win_loss", 2),
+        "spread_loss": _opt(t, "spread_loss"), "loss_is_bound": t.loss_is_bound, "mistake": t.mistake,
+        "blown_endgame": t.blown_endgame, "bingo_available": t.bingo_available,
+        "missed_bingo": t.missed_bingo, "phony": t.phony, "phony_words": list(t.phony_words),
+        "phony_challenged": t.phony_challenged, "missed_challenge": t.missed_challenge,
+        "complete": t.complete, "skipped": t.skipped or None, "notes": list(t.notes),
+    }
+
+
+def _summary_json(s: pb.PlayerAnalysisSummary) -> JSON:
+    return {
+        "player": s.player, "nick": s.nick, "turns": s.turns, "optimal": s.optimal,
+        "equity_lost": round(s.equity_lost, 2), "win_pct_lost": round(s.win_pct_lost, 2),
+        "spread_lost": s.spread_lost,
+        "mistakes": {"small": s.small_mistakes, "medium": s.medium_mistakes, "large": s.large_mistakes},
+        "mistake_index": round(s.mistake_index, 2), "bingos_available": s.bingos_available,
+        "bingos_missed": s.bingos_missed, "phonies": s.phonies,
+        "phonies_challenged": s.phonies_challenged, "challenges_missed": s.challenges_missed,
+        "biggest_mistakes": list(s.biggest_mistakes),
+    }
+
+
+def analysis_json(msg: pb.AnalyzeProgress) -> JSON:
+    """A game's whole analysis (AnalyzeGame's final message) as `macondo analyze --json` prints a game."""
+    b = msg.budget
+    return {
+        "game": msg.game, "lexicon": msg.lexicon,
+        "players": [{"nick": p.nick, "name": p.name} for p in msg.players],
+        "budget": {"sim_plies": b.sim_plies, "sim_plays": b.sim_plays, "sim_iterations": b.sim_iterations,
+                   "peg_max_bag": b.peg_max_bag, "peg_plays": b.peg_plays,
+                   "peg_endgame_plies": b.peg_endgame_plies,
+                   "endgame_plies": b.endgame_plies, "endgame_candidates": b.endgame_candidates,
+                   "seed": b.seed},
+        "turns_analysed": len(msg.turns), "turns_total": msg.turns_total, "stopped": msg.stopped,
+        "warnings": list(msg.warnings),
+        "summary": [_summary_json(s) for s in msg.summary],
+        "turns": [_turn_json(t) for t in msg.turns],
+    }
+
+
+_FLAG_NAMES = (("missed_bingo", "missed bingo"), ("phony", "phony"), ("phony_challenged", "challenged off"),
+               ("missed_challenge", "missed challenge"), ("blown_endgame", "blown endgame"))
+
+
+def _flags(t: pb.TurnAnalysis) -> str:
+    return ", ".join(name for attr, name in _FLAG_NAMES if getattr(t, attr))
+
+
+def _num(x: float | None, fmt: str = "{:.1f}", bound: bool = False) -> str:
+    if x is None:
+        return "-"
+    return (">=" if bound else "") + fmt.format(x)
+
+
+def analysis_report(msg: pb.AnalyzeProgress, console: Console) -> None:
+    """A game's analysis as a readable report on a rich Console (tables on a terminal; plain columns when
+    piped): a row per turn, the summary per player, each player's biggest mistakes."""
+    from rich import box
+    from rich.table import Table
+
+    names = " vs ".join(p.nick for p in msg.players)
+    console.print(f"[bold]{msg.game or 'game'}[/bold]: {names} ({msg.lexicon}); "
+                  f"{len(msg.turns)} of {msg.turns_total} turns analysed in {msg.elapsed_seconds:.1f} s"
+                  + (" [yellow](stopped: what was done so far)[/yellow]" if msg.stopped else ""))
+    for w in msg.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+    plain = not console.is_terminal
+    tb = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=False)
+    # narrow terminals: the columns a reader needs first (rack, bag and phase are in the JSON and the notes)
+    wide = plain or console.width >= 120
+    cols = [("#", "right", 3), ("Player", "left", 6)] + (
+        [("Rack", "left", 7), ("Bag", "right", 3), ("Phase", "left", 5)] if wide else []) + [
+        ("Played", "left", 8), ("Rank", "right", 5), ("Best", "left", 8), ("Win%-", "right", 5),
+        ("Eq-", "right", 5), ("Mistake", "left", 6)]
+    for col, just, width in cols:
+        tb.add_column(col, justify=just, min_width=width)  # type: ignore[arg-type]
+    tb.add_column("Notes", overflow="fold", min_width=10)
+    colours = {"small": "blue", "medium": "dark_orange", "large": "red"}
+    for t in msg.turns:
+        head = [str(t.event), t.nick[:12] if wide else t.nick[:8]]
+        if wide:
+            head += [t.rack, str(t.bag), t.phase or "-"]
+        if t.skipped:
+            tb.add_row(*head, t.played.move or "-", "-", "-", "-", "-", "-", f"not analysed: {t.skipped}")
+            continue
+        mistake = t.mistake if t.mistake not in colours else f"[{colours[t.mistake]}]{t.mistake}[/]"
+        eq = _opt(t, "spread_loss") if t.phase == "endgame" else _opt(t, "equity_loss")
+        notes = "; ".join(x for x in [_flags(t), *t.notes] if x)
+        tb.add_row(*head, t.played.move or "-", f"{t.rank}/{t.candidates}" if t.rank else "-",
+                   t.best.move if t.HasField("best") else "-", _num(_opt(t, "win_loss"), bound=t.loss_is_bound),
+                   _num(eq), mistake if t.rank else "-", notes)
+    console.print(tb)
+    # the summary: a row per figure, a column per player (fits any terminal)
+    st = Table(title="Summary", box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=False)
+    st.add_column("")
+    for s in msg.summary:
+        st.add_column(s.nick, justify="right")
+    rows: list[tuple[str, str]] = [
+        ("turns analysed", "{s.turns}"),
+        ("best move played", "{s.optimal}"),
+        ("equity lost", "{s.equity_lost:.1f}"),
+        ("win% lost", "{s.win_pct_lost:.1f}"),
+        ("endgame spread lost", "{s.spread_lost}"),
+        ("mistakes small/medium/large", "{s.small_mistakes}/{s.medium_mistakes}/{s.large_mistakes}"),
+        ("mistake index", "{s.mistake_index:.1f}"),
+        ("bingos missed/available", "{s.bingos_missed}/{s.bingos_available}"),
+        ("phonies (challenged off)", "{s.phonies} ({s.phonies_challenged})"),
+        ("challenges missed", "{s.challenges_missed}"),
+    ]
+    for label, fmt in rows:
+        st.add_row(label, *[fmt.format(s=s) for s in msg.summary])
+    console.print(st)
+    by_event = {t.event: t for t in msg.turns}
+    for s in msg.summary:
+        if not s.biggest_mistakes:
+            continue
+        console.print(f"Biggest mistakes of {s.nick}:")
+        for ev in s.biggest_mistakes:
+            t = by_event[ev]
+            loss = (f"-{t.win_loss:.1f}% win" if t.HasField("win_loss") and t.phase != "endgame"
+                    else f"-{_opt(t, 'spread_loss')} spread")
+            est = "" if t.complete else "; an estimate: the budget was cut"
+            console.print(f"  event {t.event} (line {t.line}): {t.played.move} instead of "
+                          f"{t.best.move if t.HasField('best') else '?'} ({loss}, {t.mistake}{est})")

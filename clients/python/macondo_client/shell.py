@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .client import Client, MacondoError, Stream, pb
 from .render import (
@@ -198,7 +198,7 @@ def _flag_help(spec: dict[str, Flag]) -> str:
 
 @dataclass
 class BackgroundSim:
-    stream: Stream
+    stream: Stream[pb.SimulateProgress]
     thread: threading.Thread
     error: list[str] = field(default_factory=list)
 
@@ -207,7 +207,7 @@ class BackgroundSim:
         return self.thread.is_alive()
 
 
-def follow(stream: Stream, errors: list[str], name: str) -> threading.Thread:
+def follow(stream: Stream[Any], errors: list[str], name: str) -> threading.Thread:
     """Consume `stream` in a daemon thread (its snapshots land in stream.latest; failures in `errors`).
     gRPC's stream iterator must never see a KeyboardInterrupt (the call breaks: 'Internal gRPC call error
     8', then the channel), so the main thread only ever waits on this thread."""
@@ -244,7 +244,7 @@ def sigint_counter() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _stop_in_background(stream: Stream, errors: list[str]) -> None:
+def _stop_in_background(stream: Stream[Any], errors: list[str]) -> None:
     """StopJob without blocking the caller (a second Ctrl-C must still be able to abandon the job)."""
     def run() -> None:
         try:
@@ -259,7 +259,8 @@ class MacondoShell(cmd.Cmd):
     intro = "macondo shell: type help for the commands, quit to leave."
     prompt = "macondo> "
 
-    def __init__(self, client: Client, stdin=None, stdout=None, interactive: bool | None = None) -> None:
+    def __init__(self, client: Client, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
+                 interactive: bool | None = None) -> None:
         super().__init__(stdin=stdin, stdout=stdout)
         self.client = client
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
@@ -337,7 +338,7 @@ class MacondoShell(cmd.Cmd):
         if show:
             self.say(state.display)
 
-    def _foreground(self, stream: Stream, render: Callable[[Any], str],
+    def _foreground(self, stream: Stream[Any], render: Callable[[Any], str],
                     errors: list[str] | None = None, thread: threading.Thread | None = None) -> Any:
         """Follow a job to its end with a progress line on a terminal. Ctrl-C stops it (StopJob): the server
         then sends its best result so far as the final snapshot, which is shown. A second Ctrl-C abandons
@@ -722,7 +723,7 @@ class MacondoShell(cmd.Cmd):
         stream = self.client.solve_pre_endgame(game.cgp, lexicon=self.lexicon, **opts)
         snap = self._foreground(stream, lambda s: s.eventuality if s.eventuality else peg_table(s, rows, verbose))
         if not snap.eventuality:
-            self._rank("peg", [p.move.notation for p in snap.plays[:rows]])
+            self._rank("peg", [p.move.notation for p in snap.plays])
 
     def do_autoplay(self, arg: str) -> None:
         """autoplay [options]
@@ -853,7 +854,7 @@ def _complete_words(text: str, line: str, verbs: list[str], spec: dict[str, Flag
     return [o for o in options if o.startswith(text)]
 
 
-def run_shell(client: Client, stdin=None, stdout=None) -> int:
+def run_shell(client: Client, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     interactive = sys.stdin.isatty() if stdin is None else False
     shell = MacondoShell(client, stdin=stdin, stdout=stdout, interactive=interactive)
     if stdin is not None:
