@@ -63,7 +63,7 @@ def sim_table(snap: pb.SimulateProgress, details: bool = False) -> str:
     for i, p in enumerate(snap.plays, 1):
         mark = " ❌" if p.pruned else ""
         lines.append(f"{i:>3}  {p.move.display.strip():<20}{p.move.leave:<9}{p.move.score:>5}  "
-                     f"{p.win_pct:7.2f}±{p.win_pct_stderr:<5.2f}  {p.equity:8.2f}±{p.equity_stderr:<6.2f}{mark}")
+                     f"{p.win_pct:7.2f}±{p.win_pct_stderr:<5.2f}  {p.equity:8.2f}±{p.equity_stderr:<6.2f}{mark}".rstrip())
         if details:
             for k, ply in enumerate(p.ply_stats, 1):
                 lines.append(f"{'':<6}ply {k}: mean score {ply.mean_score:6.2f}, bingos {ply.bingo_pct:5.2f}%")
@@ -281,10 +281,10 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
     exact = not any(p.draws_total for p in plays) or (
         snap.finished and all(p.cut_off or p.lower_wins == p.upper_wins for p in plays))
     if exact:
-        lines.append(f"{'#':>3}  {'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}{'Outcomes':<32}")
+        lines.append(f"{'#':>3}  {'Play':<20}{'Wins':<8}{'%Win':<8}{'Spread':<9}Outcomes")
     else:
         lines.append(f"{'#':>3}  {'Play':<20}{'Wins (min-max)':<18}{'%Win (min-max)':<17}{'Quick':<10}"
-                     f"{'Draws':<12}{'Outcomes':<32}")
+                     f"{'Draws':<12}Outcomes")
     shown = list(range(min(rows, len(plays))))
     if not exact and plays and rows < len(plays):
         # the play with the most points for certain is always shown, even when plays it has not beaten yet
