@@ -19,12 +19,21 @@ from macondo_server.model.text import FormatError
 from macondo_server.runtime.jobs import watch_stop
 
 MAX_PLIES = 60
+DEFAULT_PLIES = 4          # the depth when neither plies nor a time limit is given
 DEFAULT_TT_MB = 256
+
+
+def game_length_bound(tiles_on_turn: int, tiles_opponent: int) -> int:
+    """Plies after which every line of an empty-bag endgame has ended: under the solvers' rules two scoreless
+    turns in a row end the game, a placement uses at least one tile and emptying a rack ends the game. So at
+    most n0 + n1 - 1 placements, with at most one scoreless turn before each and two after the last. A search
+    this deep reaches no horizon: its value is exact and deeper searches cannot change it."""
+    return 2 * (tiles_on_turn + tiles_opponent)
 
 
 @dataclass
 class EndgameOptions:
-    plies: int = 4
+    plies: int | None = None         # None: see plies_cap()
     max_time: float = 0.0            # seconds, 0 = no limit
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     first_win: bool = False
@@ -33,7 +42,7 @@ class EndgameOptions:
     lexicon: str | None = None
 
     def validate(self) -> None:
-        if not 1 <= self.plies <= MAX_PLIES:
+        if self.plies is not None and not 1 <= self.plies <= MAX_PLIES:
             raise ValueError(f"plies must be 1 to {MAX_PLIES}, got {self.plies}")
         if self.max_time < 0:
             raise ValueError(f"max time must not be negative, got {self.max_time}")
@@ -41,6 +50,15 @@ class EndgameOptions:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
         if not 1 <= self.tt_megabytes <= 65536:
             raise ValueError(f"transposition table size must be 1 to 65536 MB, got {self.tt_megabytes}")
+
+    def plies_cap(self) -> tuple[int, str]:
+        """The depth asked for and where it comes from: "given" (explicit plies), "solve" (a time limit without
+        plies: deepen until solved, bounded by MAX_PLIES) or "default" (neither: DEFAULT_PLIES)."""
+        if self.plies is not None:
+            return self.plies, "given"
+        if self.max_time > 0:
+            return MAX_PLIES, "solve"
+        return DEFAULT_PLIES, "default"
 
 
 @dataclass(frozen=True)
@@ -60,8 +78,10 @@ class EndgameResult:
     depth: int                 # deepest completed search
     nodes: int
     seconds: float
-    complete: bool             # every requested ply was searched
+    complete: bool             # every requested ply was searched (or the search is exact: see solved)
     first_win: bool
+    solved: bool = False       # the search reached game_length_bound: every line ends the game, the value is exact
+    stop_reason: str = ""      # "solved", "plies cap N" (+ " (default)"), "time limit", "stopped"
 
     @property
     def best_move(self) -> LineMove | None:
@@ -99,14 +119,32 @@ class EndgameJob:
         self.lex = lex
         self.game = game_from_position(pos, lex)
         self.solver = EndgameSolver(lex.kwg, lex.ld, opts.tt_megabytes, int(pos.ops.get("bb", "50")))
+        self.bound = game_length_bound(len(pos.racks[0]), unseen)
+        self.cap, self.cap_source = opts.plies_cap()
+        self.search_plies = min(self.cap, self.bound)   # deeper than the bound changes nothing
+        self._stopped = False
 
     def stop(self) -> None:
+        self._stopped = True
         self.solver.stop()
 
-    def _result(self, raw: Mapping[str, Any]) -> EndgameResult:
+    def _result(self, raw: Mapping[str, Any], final: bool = False) -> EndgameResult:
         line = _readable_line(self.game, raw["line"], raw.get("estimated", []), self.lex.ld)
-        return EndgameResult(raw["value"], raw["final_spread"], line, raw["depth"], raw["nodes"], raw["seconds"],
-                             raw["complete"], self.opts.first_win)
+        depth = raw["depth"]
+        solved = depth >= self.bound or (raw["complete"] and not raw["line"])   # or the game was already over
+        complete = raw["complete"] or solved
+        reason = ""
+        if final:
+            if solved:
+                reason = "solved"
+            elif complete:
+                reason = f"plies cap {self.cap}" + (" (default)" if self.cap_source == "default" else "")
+            elif self._stopped:
+                reason = "stopped"
+            else:
+                reason = "time limit"
+        return EndgameResult(raw["value"], raw["final_spread"], line, depth, raw["nodes"], raw["seconds"],
+                             complete, self.opts.first_win, solved, reason)
 
     def run(self, progress: Callable[[EndgameResult], None] | None = None,
             stop: threading.Event | None = None) -> EndgameResult:
@@ -115,10 +153,10 @@ class EndgameJob:
                 progress(self._result(raw))
 
         o = self.opts
-        with watch_stop(stop, self.solver.stop):
-            raw = self.solver.solve(self.game, o.plies, max_time=o.max_time, threads=o.threads,
+        with watch_stop(stop, self.stop):
+            raw = self.solver.solve(self.game, self.search_plies, max_time=o.max_time, threads=o.threads,
                                     first_win=o.first_win, heuristics=o.heuristics, progress=on_depth)
-        return self._result(raw)
+        return self._result(raw, final=True)
 
     @property
     def nodes(self) -> int:

@@ -31,6 +31,7 @@ WINPCT_PATH = PACKAGE_DATA / "winpct.csv"
 ROUND_PER_THREAD = 64          # iterations per thread between statistics checks
 Z_SCORES = {95: 1.96, 98: 2.326, 99: 2.576}
 MAX_ITERATIONS = 10_000_000
+DEFAULT_ITERATIONS = 1000      # the cap when neither an iteration count nor a time limit is given
 MIN_PRUNE_SAMPLES = 128
 SIMILAR_PRUNE_AFTER = 750
 
@@ -49,7 +50,7 @@ class SimOptions:
     plies: int = 2
     num_plays: int = 15
     plays: list[str] = field(default_factory=list)
-    iterations: int = 1000               # hard cap
+    iterations: int | None = None        # hard cap; None: see iteration_cap()
     stop: int | None = None              # 95, 98 or 99: stop once the leader is separated at that level
     max_time: float = 0.0
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
@@ -68,7 +69,7 @@ class SimOptions:
             raise ValueError(f"plies must be 0 to 15, got {self.plies}")
         if not 1 <= self.num_plays <= 500:
             raise ValueError(f"number of plays must be 1 to 500, got {self.num_plays}")
-        if not 1 <= self.iterations <= MAX_ITERATIONS:
+        if self.iterations is not None and not 1 <= self.iterations <= MAX_ITERATIONS:
             raise ValueError(f"iterations must be 1 to {MAX_ITERATIONS}, got {self.iterations}")
         if self.stop is not None and self.stop not in Z_SCORES:
             raise ValueError(f"stop must be 95, 98 or 99, got {self.stop}")
@@ -78,6 +79,16 @@ class SimOptions:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
         if self.infer_play is None and self.infer_withdrawn:
             raise ValueError("a withdrawn phony needs the play to infer from")
+
+    def iteration_cap(self) -> tuple[int, str]:
+        """The iterations the run may take and where that bound comes from: "given" (an explicit count),
+        "maximum" (a time limit without a count: the run ends by the time or the stopping rule, bounded only by
+        MAX_ITERATIONS) or "default" (neither: DEFAULT_ITERATIONS)."""
+        if self.iterations is not None:
+            return self.iterations, "given"
+        if self.max_time > 0:
+            return MAX_ITERATIONS, "maximum"
+        return DEFAULT_ITERATIONS, "default"
 
 
 @dataclass
@@ -109,8 +120,21 @@ class SimResult:
     iterations: int
     seconds: float
     final: bool
-    stopped_reason: str
+    stopped_reason: str        # "iterations", "time limit", "N% confidence", "one play left", "iteration cutoff",
+                               # "stopped" (a stop from outside); "" while running
     inference: InferResult | None = None   # the inference the opponent's racks were drawn from
+    iteration_cap: int = DEFAULT_ITERATIONS
+    cap_source: str = "default"            # see SimOptions.iteration_cap
+
+    @property
+    def stop_text(self) -> str:
+        """What ended the run, with the iteration cap when it is the default one (a cap nobody asked for)."""
+        if not self.stopped_reason:
+            return ""
+        cap = f"iterations cap {self.iteration_cap}" + (" (default)" if self.cap_source == "default" else "")
+        if self.stopped_reason == "iterations":
+            return cap
+        return self.stopped_reason + (f"; {cap}" if self.cap_source == "default" else "")
 
 
 def _mean_se(n: int, s: float, sq: float) -> tuple[float, float]:
@@ -306,19 +330,24 @@ class SimJob:
     def snapshot(self, final: bool) -> SimResult:
         with self._lock:
             self._update_stats()
+            cap, source = self.opts.iteration_cap()
             return SimResult(self._ranked(), self.iterations, time.monotonic() - self.t0, final, self.reason,
-                             self.inference)
+                             self.inference, cap, source)
 
     def run(self, progress: Callable[[SimResult], None] | None = None, interval: float = 0.5,
             stop: threading.Event | None = None) -> SimResult:
         opts = self.opts
         n_threads = len(self.workers)
         deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        cap, _ = opts.iteration_cap()
         last = time.monotonic()
         rnd = 0
         with watch_stop(stop, self.stop):
             while not self._stop.is_set():
-                remaining = opts.iterations - self.iterations
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.reason = "time limit"
+                    break
+                remaining = cap - self.iterations
                 if remaining <= 0:
                     self.reason = "iterations"
                     break

@@ -46,10 +46,11 @@ def generate_options(request: pb.GenerateMovesRequest) -> tuple[int | None, str]
 
 def sim_options(request: pb.SimulateRequest, threads: int, infer_max_racks: int) -> SimOptions:
     """A Simulate request's options (defaults filled); `infer_max_racks` is the request's, bounded by the
-    server's limits."""
+    server's limits. Iterations 0 is not given: with a time limit the run ends by the time or the stopping rule,
+    without one it takes the default cap (SimOptions.iteration_cap)."""
     return SimOptions(
         plies=request.plies if request.HasField("plies") else 2,
-        num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or 1000,
+        num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or None,
         stop=request.stop or None, max_time=request.max_time, threads=threads,
         seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
         infer_play=request.infer_play or None,
@@ -60,8 +61,10 @@ def sim_options(request: pb.SimulateRequest, threads: int, infer_max_racks: int)
 
 
 def endgame_options(request: pb.SolveEndgameRequest, threads: int, tt_megabytes: int) -> EndgameOptions:
+    """Plies 0 is not given: with a time limit the search deepens until solved or out of time, without one it
+    takes the default depth (EndgameOptions.plies_cap)."""
     return EndgameOptions(
-        plies=request.plies or 4, max_time=request.max_time, threads=threads,
+        plies=request.plies or None, max_time=request.max_time, threads=threads,
         first_win=request.first_win, heuristics=not request.disable_heuristics,
         tt_megabytes=tt_megabytes, lexicon=request.position.lexicon or None,
     )
@@ -240,7 +243,7 @@ def sim_to_pb(res: SimResult, job_id: str, stopped: bool) -> pb.SimulateProgress
                                                                                 strict=True)],
         ))
     out = pb.SimulateProgress(job_id=job_id, plays=plays, iterations=res.iterations, elapsed_seconds=res.seconds,
-                              final=res.final, stopped=stopped, stop_reason=res.stopped_reason)
+                              final=res.final, stopped=stopped, stop_reason=res.stop_text)
     if res.inference is not None and res.plays:
         out.inference.CopyFrom(infer_to_pb(res.inference, res.plays[0].pos.ld, SIM_INFERENCE_TOP))
     return out
@@ -273,7 +276,7 @@ def endgame_to_pb(res: EndgameResult | None, pos: Position, job_id: str, final: 
         line.append(pb.EndgameMove(move=pm, estimated=m.estimated))
     return pb.EndgameProgress(job_id=job_id, value=res.value, final_spread=res.final_spread, best_line=line,
                               depth=res.depth, nodes=res.nodes, elapsed_seconds=res.seconds, final=final,
-                              stopped=stopped, complete=res.complete)
+                              stopped=stopped, complete=res.complete, stop_reason=res.stop_reason if final else "")
 
 
 def _outcome_counts(p: PegPlay) -> list[pb.PEGOutcomeCount]:

@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from concurrent import futures
@@ -189,6 +190,7 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
                      else 0)
     log.info("starting host=%s port=%d (loading the default lexicon %s)", host, running.port,
              settings.default_lexicon)
+    _say(f"gRPC server at {address(host, running.port)} (loading the lexicon {settings.default_lexicon})")
     if running.http is not None:
         log.info("http host=%s port=%d connect=yes grpc-web=yes web=%s cors=%s token=%s", running.http.options.host,
                  running.http.port, "yes" if running.http.options.web else "no",
@@ -202,6 +204,10 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
             log.info("serving host=%s port=%d limits=%s lexica=%s", host, running.port,
                      ",".join(f"{k}={v}" for k, v in limits.as_dict().items()),
                      ",".join(running.servicer.engine.registry.available()))
+            _say(f"serving on {address(host, running.port)}; Ctrl-C stops the server")
+            if running.http is not None and running.http.options.web:
+                _say(f"web board at http://{address(running.http.options.host, running.http.port)}/ "
+                     "(open it in a browser)")
         while not signalled:
             time.sleep(SIGNAL_POLL_SECONDS)
         log.info("signal=%d shutting down", signalled[0])
@@ -212,6 +218,22 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
             running.servicer.cluster.close()
     log.info("stopped")
     return 0
+
+
+def address(host: str, port: int) -> str:
+    """HOST:PORT to connect to: a wildcard listening address (every interface) reads as this machine's
+    loopback, an IPv6 address in brackets."""
+    host = host.strip("[]")
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _say(text: str) -> None:
+    """A plain line for the person who started the server (the log lines are for machines)."""
+    print(f"macondo: {text}", file=sys.stderr, flush=True)
 
 
 def _exit_by(deadline: float) -> None:

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 
 from macondo_server import __version__
 from macondo_server.cli import games, lexicon, position, serve, solve
-from macondo_server.cli.common import CliError, Parser
+from macondo_server.cli.common import (
+    DATA_DIR_HELP,
+    EXIT_INTERRUPTED,
+    CliError,
+    Parser,
+    forget_ctrl_c,
+    stopped_by_ctrl_c,
+)
 from macondo_server.engine.lexicon import LexiconError
 from macondo_server.model.text import FormatError
 
@@ -23,8 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Crossword board game analysis engine (move generation, simulation, endgame, pre-endgame).",
     )
     p.add_argument("--version", action="version", version=f"macondo {__version__}")
-    p.add_argument("--data-dir", help="lexicon directories, os.pathsep-separated (default: MACONDO_DATA_DIR, "
-                   "and always the bundled lexicon)")
+    p.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP + "; also accepted after the command")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     for group in (lexicon, position, solve, games, serve):
@@ -38,13 +44,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    forget_ctrl_c()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        # a run stopped by Ctrl-C printed its best result so far: still not a success
+        return EXIT_INTERRUPTED if stopped_by_ctrl_c() else code
     except (CliError, FormatError, LexiconError, ValueError, OSError) as exc:
         print(f"macondo: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("macondo: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0

@@ -18,10 +18,22 @@ from macondo_server.engine.settings import Settings
 
 if TYPE_CHECKING:
     from macondo_server.engine.facade import Engine
+    from macondo_server.model.gcg import GcgGame
 
 
 class CliError(Exception):
     """A user-facing error: printed as 'macondo: error: ...' with exit status 1."""
+
+
+DATA_DIR_HELP = ("lexicon directories, os.pathsep-separated (default: MACONDO_DATA_DIR, and always the bundled "
+                 "lexicon)")
+
+
+def add_data_dir(parser: argparse.ArgumentParser) -> None:
+    """Accept --data-dir after the command too (`macondo gen CGP --data-dir X`), as before it. Every command
+    that loads a lexicon calls this; not given there, the global option (or its default) stands."""
+    parser.add_argument("--data-dir", default=argparse.SUPPRESS, metavar="DIR",
+                        help=DATA_DIR_HELP + "; also accepted before the command")
 
 
 def registry(args: argparse.Namespace) -> LexiconRegistry:
@@ -30,10 +42,26 @@ def registry(args: argparse.Namespace) -> LexiconRegistry:
 
 T = TypeVar("T")
 
+EXIT_INTERRUPTED = 130            # 128 + SIGINT, as a shell reports a Ctrl-C'd command
+
+_stopped_by_ctrl_c = threading.Event()
+
+
+def stopped_by_ctrl_c() -> bool:
+    """Whether a Ctrl-C stopped a job of this command (it printed its best result so far, and the command
+    exits EXIT_INTERRUPTED rather than 0: a script must not take the partial result for a finished run)."""
+    return _stopped_by_ctrl_c.is_set()
+
+
+def forget_ctrl_c() -> None:
+    """A new command starts: no job of it was stopped yet."""
+    _stopped_by_ctrl_c.clear()
+
 
 def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str = "job") -> T:
     """Run a long job in a worker thread and return its result. The first Ctrl-C asks the job to stop (it
-    then returns its best result so far, which the caller prints); a second one abandons it
+    then returns its best result so far, which the caller prints; the command then exits 130, see
+    stopped_by_ctrl_c); a second one abandons it
     (KeyboardInterrupt). The main thread only waits, so the signal is handled at once even while the
     engine runs without the GIL."""
     if threading.current_thread() is not threading.main_thread():
@@ -54,6 +82,7 @@ def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str 
         interrupts += 1
         if interrupts > 1:
             raise KeyboardInterrupt
+        _stopped_by_ctrl_c.set()
         print(f"macondo: stopping the {name}; its best result so far follows (Ctrl-C again to abandon it)",
               file=sys.stderr, flush=True)
         stop()
@@ -72,6 +101,21 @@ def run_interruptible(run: Callable[[], T], stop: Callable[[], None], name: str 
     if error:
         raise error[0]
     return result[0]
+
+
+def warn(text: str) -> None:
+    print(f"macondo: warning: {text}", file=sys.stderr, flush=True)
+
+
+def record_lexicon(record: GcgGame, registry: LexiconRegistry, requested: str | None, label: str = "") -> str:
+    """The lexicon to read a GCG record with (see lexicon_for_record); its warnings (no #lexicon line, a
+    lexicon not at hand) go to stderr at once, one line each, before the work starts."""
+    from macondo_server.engine.replay import lexicon_for_record
+
+    name, warnings = lexicon_for_record(record, registry.available(), registry.settings.default_lexicon, requested)
+    for w in warnings:
+        warn(f"{label}: {w}" if label else w)
+    return name
 
 
 def engine_for(args: argparse.Namespace) -> Engine:

@@ -15,10 +15,12 @@ from macondo_server.cli.common import (
     MAX_THREADS,
     MAX_TT_MB,
     CliError,
+    add_data_dir,
     children_ignore_ctrl_c,
     decimal_in,
     engine_for,
     int_in,
+    record_lexicon,
     registry,
     run_interruptible,
     seconds_in,
@@ -209,6 +211,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             break
         try:
             record = read_gcg_file(str(p))
+            record_lexicon(record, engine.registry, args.lexicon, p.name)   # its warnings, before the work
         except (FormatError, OSError) as exc:
             failure(p, exc)
             continue
@@ -269,6 +272,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="play the games on a running Dask scheduler (host:port) or a local cluster of N worker "
                          "processes (needs the 'cluster' extra); the same games as in-process for a seed")
     ap.add_argument("--json", action="store_true")
+    add_data_dir(ap)
     ap.set_defaults(func=cmd_autoplay)
 
     an = sub.add_parser("analyze", help="analyse every turn of GCG games (files or folders): the engine's choice, "
@@ -304,6 +308,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     an.add_argument("--json", action="store_true", help="print one JSON object (stable for a given --seed)")
     an.add_argument("--gcg-out", metavar="FILE", help="write the game with the analysis in #note lines "
                     "(a folder with several games)")
+    add_data_dir(an)
     an.set_defaults(func=cmd_analyze)
 
     lt = sub.add_parser("leaves", help="leave values: train them by self-play")
@@ -329,5 +334,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="refit on the racks of this many latest rounds (default 1: each round's own)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last round")
     tr.add_argument("--json", action="store_true", help="one JSON line per round")
+    add_data_dir(tr)
     tr.set_defaults(func=cmd_leaves_train)
     lt.set_defaults(func=lambda a: usage(lt))

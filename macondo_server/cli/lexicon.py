@@ -7,7 +7,7 @@ import argparse
 import time
 from pathlib import Path
 
-from macondo_server.cli.common import CliError, registry, usage
+from macondo_server.cli.common import CliError, add_data_dir, registry, usage
 from macondo_server.engine.lexicon import build_kwg_from_file
 
 
@@ -72,7 +72,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = lsub.add_parser("check", help="print each word with valid/invalid")
     c.add_argument("--lexicon", help="lexicon name (default: the bundled SCOWL70)")
     c.add_argument("words", nargs="+")
+    add_data_dir(c)
     c.set_defaults(func=cmd_lexicon_check)
     ls = lsub.add_parser("list", help="list the lexica found in the data directories")
+    add_data_dir(ls)
     ls.set_defaults(func=cmd_lexicon_list)
     lex.set_defaults(func=lambda a: usage(lex))

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from macondo_server.cli.common import CliError, int_in, seed_arg
+from macondo_server.cli.common import CliError, add_data_dir, int_in, seed_arg
 from macondo_server.engine.lexicon import LexiconRegistry
 from macondo_server.engine.settings import Settings
 from macondo_server.model.cgp import parse_cgp, write_cgp
@@ -129,6 +129,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lim.add_argument("--all", action="store_true", help="show every legal move")
     g.add_argument("--sort", choices=["equity", "score"], default="equity")
     g.add_argument("--json", action="store_true", help="print one JSON object")
+    add_data_dir(g)
     g.set_defaults(func=cmd_gen)
 
     cm = sub.add_parser("commit", help="play a move on a position and print the new position")
@@ -138,6 +139,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cm.add_argument("--lexicon")
     cm.add_argument("--seed", type=seed_arg, default=0, help="seed for random draws without a tile order")
     cm.add_argument("--json", action="store_true")
+    add_data_dir(cm)
     cm.set_defaults(func=cmd_commit)
 
     ld_ = sub.add_parser("load", help="replay a GCG file and print the position")
@@ -145,4 +147,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ld_.add_argument("--turn", type=int_in(0, 1_000_000), help="replay this many events (default: all)")
     ld_.add_argument("--lexicon", help="default: the file's #lexicon")
     ld_.add_argument("--json", action="store_true")
+    add_data_dir(ld_)
     ld_.set_defaults(func=cmd_load)

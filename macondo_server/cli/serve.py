@@ -7,7 +7,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from macondo_server.cli.common import CliError, int_in, seed_arg
+from macondo_server.cli.common import CliError, add_data_dir, int_in, seed_arg
 from macondo_server.engine.settings import Settings
 
 
@@ -117,12 +117,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          "set use_cluster (pre-endgames, autoplay)")
     sv.add_argument("--checkpoint-dir", metavar="DIR",
                     help="record pre-endgame verdicts in DIR/peg.sqlite for requests that set checkpoint or resume")
-    sv.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory (as the global option)")
+    add_data_dir(sv)
     sv.set_defaults(func=cmd_serve)
 
     sh = sub.add_parser("shell", help="interactive shell over gRPC (starts a local server without --server)")
     sh.add_argument("--server", help="engine server address HOST:PORT (default: a server in this process)")
-    sh.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
+    add_data_dir(sh)
     sh.set_defaults(func=cmd_shell)
 
     bt = sub.add_parser("bots", help="bot-vs-bot games through the game-session API of one or two servers")
@@ -138,7 +138,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bt.add_argument("--cluster", metavar="ADDRESS|local:N",
                     help="play the games on a Dask scheduler's workers or N local worker processes (the same "
                          "games as without; needs the cluster extra)")
-    bt.add_argument("--data-dir", default=argparse.SUPPRESS, help="lexicon directory of the local server")
+    add_data_dir(bt)
     bt.set_defaults(func=cmd_bots)
 
     pp = sub.add_parser("proto-path", help="print the include directory of the installed macondo.v1 .proto files")

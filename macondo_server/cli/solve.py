@@ -18,11 +18,13 @@ from macondo_server.cli.common import (
     MAX_THREADS,
     SIM_MAX_ITERATIONS,
     CliError,
+    add_data_dir,
     bool_text,
     children_ignore_ctrl_c,
     engine_for,
     int_choice,
     int_in,
+    record_lexicon,
     run_interruptible,
     seconds_arg,
     seed_arg,
@@ -59,7 +61,8 @@ def cmd_endgame(args: argparse.Namespace) -> int:
 
     res = run_interruptible(lambda: job.run(progress), job.stop, "endgame")
     msg = endgame_to_pb(res, pos, "", True, not res.complete)
-    print(json.dumps(endgame_json(msg)) if args.json else endgame_text(msg, args.first_win, args.plies))
+    print(json.dumps(endgame_json(msg)) if args.json else endgame_text(msg, args.first_win,
+                                                                               job.search_plies))
     return 0
 
 
@@ -109,7 +112,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
     engine = engine_for(args)
     if args.gcg is not None:
         from macondo_server.analysis.infer import last_play_from_record
-        from macondo_server.engine.replay import lexicon_for_record, replay_gcg
+        from macondo_server.engine.replay import replay_gcg
         from macondo_server.model.gcg import read_gcg_file
 
         if args.cgp is not None or args.before or args.withdrawn:
@@ -118,8 +121,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise CliError(f"GCG file {path} does not exist")
         record = read_gcg_file(str(path))
-        lex_name, _ = lexicon_for_record(record, engine.registry.available(), engine.settings.default_lexicon,
-                                         args.lexicon)
+        lex_name = record_lexicon(record, engine.registry, args.lexicon)   # its warnings on stderr
         lex = engine.lexicon(lex_name)
         if args.turn is not None and not 0 <= args.turn <= len(record.events):
             raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
@@ -221,8 +223,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     eg = sub.add_parser("endgame", help="solve an endgame (empty bag) exactly")
     eg.add_argument("cgp")
-    eg.add_argument("--plies", type=int_in(1, EG_MAX_PLIES), default=4,
-                    help=f"search depth (1 to {EG_MAX_PLIES}; default 4)")
+    eg.add_argument("--plies", type=int_in(1, EG_MAX_PLIES), default=None,
+                    help=f"search depth cap (1 to {EG_MAX_PLIES}; default: with --max-time deepen until solved "
+                         "or out of time, else 4)")
     eg.add_argument("--max-time", type=seconds_arg, default=0.0,
                     help="seconds; returns the deepest completed depth (default: no limit)")
     eg.add_argument("--threads", type=threads_arg, default=min(os.cpu_count() or 1, MAX_THREADS))
@@ -232,6 +235,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     eg.add_argument("--tt-mb", type=tt_mb_arg, default=256, help="transposition table size in MB")
     eg.add_argument("--lexicon")
     eg.add_argument("--json", action="store_true")
+    add_data_dir(eg)
     eg.set_defaults(func=cmd_endgame)
 
     sm = sub.add_parser("sim", help="rank candidate plays by Monte Carlo simulation")
@@ -241,11 +245,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sm.add_argument("--num-plays", type=int_in(1, 500), default=15,
                     help="top N plays by static equity (1 to 500)")
     sm.add_argument("--play", action="append", metavar="MOVE", help="also simulate this play (repeatable)")
-    sm.add_argument("--iterations", type=int_in(1, SIM_MAX_ITERATIONS), default=1000,
-                    help="iteration cap (default 1000)")
+    sm.add_argument("--iterations", type=int_in(1, SIM_MAX_ITERATIONS), default=None,
+                    help="iteration cap (default: with --max-time none, the time or --stop ends the run; "
+                         "else 1000)")
     sm.add_argument("--stop", type=int_choice(95, 98, 99),
                     help="stop once the leader is separated (95, 98 or 99)")
-    sm.add_argument("--max-time", type=seconds_arg, default=0.0)
+    sm.add_argument("--max-time", type=seconds_arg, default=0.0,
+                    help="seconds: the run uses this time unless --iterations or --stop ends it first")
     sm.add_argument("--threads", type=threads_arg, default=min(os.cpu_count() or 1, MAX_THREADS))
     sm.add_argument("--seed", type=seed_arg, default=0)
     sm.add_argument("--opp-rack", help="known opponent tiles (the only source: an opponent rack written in the "
@@ -259,6 +265,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="inference: exhaustive up to this many leaves, else this many random racks")
     sm.add_argument("--lexicon")
     sm.add_argument("--json", action="store_true")
+    add_data_dir(sm)
     sm.set_defaults(func=cmd_sim)
 
     inf = sub.add_parser("infer", help="infer the tiles the opponent kept from their last play")
@@ -283,6 +290,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inf.add_argument("--top", type=int_in(1, 10_000), default=15, help="leaves shown (default 15)")
     inf.add_argument("--lexicon")
     inf.add_argument("--json", action="store_true")
+    add_data_dir(inf)
     inf.set_defaults(func=cmd_infer)
 
     pg = sub.add_parser("peg", help="solve a pre-endgame (1 to 6 tiles in the bag) over every draw")
@@ -326,4 +334,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="list every draw of every verdict (default: a count and weight for long lists)")
     pg.add_argument("--lexicon")
     pg.add_argument("--json", action="store_true")
+    add_data_dir(pg)
     pg.set_defaults(func=cmd_peg)

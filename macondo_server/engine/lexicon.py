@@ -35,6 +35,13 @@ class UnknownLexiconError(LexiconError):
     pass
 
 
+# Said by the CLI and the API alike: it names no path a request could give (requests name lexica, never paths),
+# only where the one who runs the engine (the CLI's user, a server's operator) puts the files.
+ADD_LEXICON_HINT = ("lexica are added where the engine runs: NAME.kwg or NAME.txt (a word list), optionally "
+                    "NAME.klv2 (leaves), in a directory given by --data-dir or MACONDO_DATA_DIR (for a server: "
+                    "by its operator)")
+
+
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 MAX_LEAVES_BYTES = 256 * 1024 * 1024
 # The simulation's win-probability table (scripts/make_winpct.py): NAME.winpct.csv beside a lexicon's files is
@@ -214,7 +221,8 @@ class LexiconRegistry:
             source = f"{txt_path.name} (compiled)"
             base_dir = txt_path.parent
         else:
-            raise UnknownLexiconError(f"unknown lexicon {name!r} (available: {', '.join(self.available()) or 'none'})")
+            raise UnknownLexiconError(f"unknown lexicon {name!r} (available: {', '.join(self.available()) or 'none'}); "
+                                      f"{ADD_LEXICON_HINT}")
         if kwg.gaddag_root == 0:
             raise LexiconError(f"lexicon {name}: {source} has no GADDAG")
         klv = None

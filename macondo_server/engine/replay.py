@@ -272,8 +272,8 @@ def _where(ev: GcgEvent, n: int) -> str:
 def lexicon_for_record(record: GcgGame, available: Sequence[str], default: str,
                        requested: str | None = None) -> tuple[str, list[str]]:
     """The lexicon to replay a record with, and warnings: the one requested, else the file's #lexicon when
-    it is available, else (for an English lexicon not installed: plays are not checked on import) the
-    default. A game in another language (its #tile-distribution, or a lexicon of another language) is
+    it is available, else (for an English lexicon not installed, or no #lexicon at all: a warning says so;
+    plays are not checked on import) the default. A game in another language (its #tile-distribution, or a lexicon of another language) is
     refused with a FormatError saying so, not replayed into a misleading score mismatch."""
     dist = record.pragma("tile-distribution") or record.pragma("tile-set")
     if dist and dist.lower() not in DISTRIBUTIONS:
@@ -285,7 +285,9 @@ def lexicon_for_record(record: GcgGame, available: Sequence[str], default: str,
         return requested, []
     named = (record.pragma("lexicon") or "").strip()
     if not named:
-        return default, []
+        # said, not assumed silently: a game of another lexicon would be judged by the wrong word list
+        return default, [f"the GCG has no #lexicon line: using the default lexicon {default}; if the game was "
+                         "played with another, name it with --lexicon (in an API request: its lexicon field)"]
     known = {a.upper(): a for a in available}
     if named.upper() in known:
         return known[named.upper()], []

@@ -234,3 +234,38 @@ def test_cli_json(registry):
     bad = subprocess.run([sys.executable, "-m", "macondo_server", "endgame", "15/" * 14 + "15 AEINQST/ 0/0 0"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "bag is not empty" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_plies_cap_and_game_length_bound():
+    from macondo_server.analysis.endgame import MAX_PLIES, game_length_bound
+
+    assert EndgameOptions().plies_cap() == (4, "default")
+    assert EndgameOptions(max_time=5).plies_cap() == (MAX_PLIES, "solve")
+    assert EndgameOptions(plies=6, max_time=5).plies_cap() == (6, "given")
+    assert game_length_bound(1, 1) == 4 and game_length_bound(7, 7) == 28
+
+
+@needs_cases
+def test_search_at_the_game_length_bound_is_exact(registry):
+    # no leaf of a search this deep is a horizon: the greedy playout never runs, so it changes nothing
+    from macondo_server.analysis.endgame import game_length_bound
+
+    c, lex, pos = _case(registry, "eg-passfirst-csw21")
+    bound = game_length_bound(len(pos.racks[0]), sum(pos.unseen_counts(0)))
+    game = game_from_position(pos, lex)
+    with_playout = EndgameSolver(lex.kwg, lex.ld, 64).solve(game, bound, threads=1, heuristics=True)
+    plain = EndgameSolver(lex.kwg, lex.ld, 64).solve(game, bound, threads=1, heuristics=False)
+    assert with_playout["value"] == plain["value"] == c["expected"]["value"]
+
+
+@needs_cases
+def test_time_limit_without_plies_deepens_until_solved(engine):
+    c = CASES["eg-canik-nwl20"]
+    pos = parse_cgp(c["cgp"])
+    res = EndgameJob(engine, pos, EndgameOptions(max_time=20, threads=1, tt_megabytes=64)).run()
+    assert res.solved and res.complete and res.stop_reason == "solved" and res.depth > 4
+    assert res.value == c["expected"]["value"]
+    default = EndgameJob(engine, pos, EndgameOptions(threads=1, tt_megabytes=64)).run()
+    assert default.depth == 4 and default.stop_reason == "plies cap 4 (default)" and not default.solved
+    given = EndgameJob(engine, pos, EndgameOptions(plies=5, max_time=20, threads=1, tt_megabytes=64)).run()
+    assert given.depth == 5 and given.stop_reason == "plies cap 5"

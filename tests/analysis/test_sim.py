@@ -123,3 +123,28 @@ def test_first_reply_lane_reuse_is_exact(engine, nwl, cgp):
     job = SimJob(engine, parse_cgp(MIDGAME), SimOptions(plies=2, iterations=1, num_plays=3, threads=1, seed=5))
     lanes = job.workers[0].affected_lanes(0)
     assert 0 < len(lanes) < 30
+
+
+def test_iteration_cap_follows_the_time_limit():
+    from macondo_server.analysis.sim import DEFAULT_ITERATIONS, MAX_ITERATIONS, SimResult
+
+    assert SimOptions().iteration_cap() == (DEFAULT_ITERATIONS, "default") == (1000, "default")
+    assert SimOptions(max_time=10).iteration_cap() == (MAX_ITERATIONS, "maximum")
+    assert SimOptions(max_time=10, iterations=300).iteration_cap() == (300, "given")
+    assert SimOptions(iterations=300).iteration_cap() == (300, "given")
+
+    def text(reason, cap, source):
+        return SimResult([], 0, 0.0, True, reason, None, cap, source).stop_text
+
+    assert text("iterations", 1000, "default") == "iterations cap 1000 (default)"
+    assert text("iterations", 300, "given") == "iterations cap 300"
+    assert text("time limit", MAX_ITERATIONS, "maximum") == "time limit"
+    assert text("95% confidence", 1000, "default") == "95% confidence; iterations cap 1000 (default)"
+    assert text("", 1000, "default") == ""
+
+
+def test_time_limit_without_iterations_is_not_capped_at_the_default(engine, nwl):
+    res = _run(engine, EMPTY, plies=1, num_plays=2, max_time=0.6, threads=1, seed=3)
+    assert res.stopped_reason == "time limit" and res.iterations > 1000 and res.seconds >= 0.5
+    capped = _run(engine, EMPTY, plies=1, num_plays=2, iterations=64, max_time=30, threads=1, seed=3)
+    assert capped.stopped_reason == "iterations" and capped.iterations == 64

@@ -91,6 +91,31 @@ def test_solve_endgame_matches_cli(stub, capsys):
     assert final.final_spread == cli["final_spread"]
 
 
+@needs_nwl20
+def test_simulate_max_time_without_iterations_uses_the_time(stub):
+    req = pb.SimulateRequest(position=pb.Position(cgp=OPENING), num_plays=3, max_time=2, threads=1)
+    t0 = time.monotonic()
+    final = list(stub.Simulate(req, timeout=30))[-1]
+    elapsed = time.monotonic() - t0
+    assert final.final and 1.5 <= elapsed < 4 and 1.5 <= final.elapsed_seconds < 4, elapsed
+    assert final.stop_reason == "time limit" and final.iterations > 0
+    plain = pb.SimulateRequest(position=pb.Position(cgp=OPENING), num_plays=2, plies=1, threads=1)
+    final = list(stub.Simulate(plain, timeout=60))[-1]
+    assert final.iterations == 1000 and final.stop_reason == "iterations cap 1000 (default)"
+
+
+@needs_cases
+def test_solve_endgame_max_time_without_plies_deepens(stub):
+    c = CASES["eg-canik-nwl20"]
+    req = pb.SolveEndgameRequest(position=pb.Position(cgp=c["cgp"]), max_time=3, threads=1)
+    final = list(stub.SolveEndgame(req, timeout=30))[-1]
+    assert final.final and final.depth > 4 and final.stop_reason in ("solved", "time limit")
+    assert final.value == 11
+    plain = list(stub.SolveEndgame(pb.SolveEndgameRequest(position=pb.Position(cgp=c["cgp"]), threads=1),
+                                   timeout=30))[-1]
+    assert plain.depth == 4 and plain.complete and plain.stop_reason == "plies cap 4 (default)"
+
+
 @needs_cases
 def test_solve_pre_endgame_matches_cli(stub, capsys):
     c = CASES["peg-onyx-nwl20"]

@@ -174,3 +174,32 @@ def test_cli_numeric_bounds_match_the_engine():
     from macondo_server.cli import common as cli
 
     assert cli.EG_MAX_PLIES == endgame.MAX_PLIES and cli.SIM_MAX_ITERATIONS == sim.MAX_ITERATIONS
+
+
+@needs_nwl20
+def test_sim_max_time_uses_the_time(capsys):
+    import time
+
+    t0 = time.monotonic()
+    code, out, _ = run(capsys, "sim", VSMATT, "--num-plays", "3", "--max-time", "2", "--threads", "1", "--json")
+    elapsed = time.monotonic() - t0
+    res = json.loads(out)
+    assert code == 0 and 1.5 <= elapsed < 4, elapsed
+    assert res["stopped_reason"] == "time limit" and res["iterations"] > 0
+    code, out, _ = run(capsys, "sim", VSMATT, "--num-plays", "2", "--plies", "1", "--threads", "1")
+    assert code == 0 and "(final, iterations cap 1000 (default), " in out.splitlines()[-1]
+
+
+def test_endgame_max_time_deepens_past_the_default(capsys):
+    from conftest import load_cases
+
+    cases = {c["id"]: c for c in load_cases("endgame")}
+    if "eg-canik-nwl20" not in cases:
+        pytest.skip("shared cases absent")
+    cgp = cases["eg-canik-nwl20"]["cgp"]
+    code, out, _ = run(capsys, "endgame", cgp, "--max-time", "3", "--threads", "1", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["depth"] > 4 and res["stop_reason"] in ("solved", "time limit")
+    code, out, _ = run(capsys, "endgame", cgp, "--threads", "1")
+    assert code == 0 and out.splitlines()[-1].endswith("(plies cap 4 (default))")
+    assert out.splitlines()[-1].startswith("depth 4,")

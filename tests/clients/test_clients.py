@@ -154,6 +154,25 @@ def test_shell_sim_background_stop_show(client):
     assert "Iterations: 64 (final" in watched
 
 
+@needs_nwl20
+def test_shell_sim_maxtime_and_endgame_maxtime_use_the_time(client):
+    t0 = time.monotonic()
+    text = _shell(client, "new -seed 11\nsim -fg -maxtime 2 -threads 1 -num-plays 3\nquit\n")
+    elapsed = time.monotonic() - t0
+    assert 1.5 <= elapsed < 4, elapsed
+    line = next(x for x in text.splitlines() if x.startswith("Iterations:"))
+    assert "(final, time limit, " in line
+    text = _shell(client, "new -seed 11\nsim -fg -threads 1 -num-plays 2 -plies 1 -iterations 64\nquit\n")
+    assert "Iterations: 64 (final, iterations cap 64, " in text
+    canik = _case("eg-canik-nwl20")
+    text = _shell(client, f"load cgp {canik['cgp']}\nendgame -maxtime 3 -threads 1\nendgame -threads 1\nquit\n")
+    timed = text.split("endgame -maxtime 3")[1].split("macondo> endgame -threads 1")[0]
+    depth = next(x for x in timed.splitlines() if x.startswith("depth "))
+    assert int(depth.split()[1].rstrip(",")) > 4 and ("(solved" in depth or "(time limit" in depth), depth
+    plain = text.split("macondo> endgame -threads 1")[1]
+    assert "depth 4," in plain and "(plies cap 4 (default))" in plain
+
+
 def test_shell_gcg_load(client):
     gcg = CASES_DIR / "gcg" / "success_standard.gcg"
     if not gcg.is_file() or not (ROOT.parent / "shared" / "lexica" / "CSW21.txt").is_file():

@@ -186,12 +186,16 @@ def endgame_text(snap: pb.EndgameProgress, first_win: bool = False, plies: int =
     lines.append("Best sequence:")
     for i, m in enumerate(snap.best_line, 1):
         lines.append(f"{i}) {'~' if m.estimated else ''}{m.move.display.strip()} ({m.move.score})")
-    if snap.complete:
-        note = ""
+    reason = snap.stop_reason
+    if reason == "solved":
+        note = " (solved: every line ends the game within this depth)"
+    elif snap.complete:
+        note = f" ({reason})" if reason else ""
     elif snap.depth == 0:
-        note = " (stopped during depth 1: the best of the first moves searched)"
+        note = f" ({reason or 'stopped'} during depth 1: the best of the first moves searched)"
     else:
-        note = f" (stopped; deepest completed depth {snap.depth}" + (f" of {plies})" if plies else ")")
+        note = (f" ({reason or 'stopped'}; deepest completed depth {snap.depth}"
+                + (f" of {plies})" if plies else ")"))
     lines.append(f"depth {snap.depth}, {snap.nodes} nodes in {snap.elapsed_seconds:.2f} s{note}")
     return "\n".join(lines)
 
@@ -205,6 +209,7 @@ def endgame_json(snap: pb.EndgameProgress) -> JSON:
         "depth": snap.depth,
         "nodes": snap.nodes,
         "seconds": round(snap.elapsed_seconds, 4),
+        "stop_reason": snap.stop_reason or None,
     }
 
 

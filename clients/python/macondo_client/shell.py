@@ -137,7 +137,7 @@ SIM_FLAGS = {
     "stop": Flag("stop", "int", "confidence-based auto-stop: 95, 98 or 99"),
     "opprack": Flag("opp_rack", "str", "known opponent tiles (default: those the game reveals)"),
     "iterations": Flag("iterations", "int", "iteration cap (none: runs until sim stop / Ctrl-C)"),
-    "maxtime": Flag("max_time", "float", "seconds"),
+    "maxtime": Flag("max_time", "float", "seconds: runs this long (unless -iterations or -stop ends it first)"),
     "seed": Flag("seed", "int", "random seed"),
     "num-plays": Flag("num_plays", "int", "candidates by static equity (15)"),
     "play": Flag("plays", "list", "also simulate this play (repeatable)"),
@@ -148,7 +148,7 @@ SIM_FLAGS = {
     "tolerance": Flag("infer_tolerance", "float", "inference: points the play may fall short of the best (3)"),
 }
 ENDGAME_FLAGS = {
-    "plies": Flag("plies", "int", "search depth (4)"),
+    "plies": Flag("plies", "int", "search depth cap (with -maxtime: none, until solved; else 4)"),
     "maxtime": Flag("max_time", "float", "seconds; returns the deepest completed depth"),
     "threads": Flag("threads", "int", "threads (all cores)"),
     "first-win-optim": Flag("first_win", "bool", "stop at the first win found"),
@@ -158,7 +158,7 @@ ENDGAME_FLAGS = {
 PEG_FLAGS = {
     "endgameplies": Flag("endgame_plies", "int", "depth of each endgame (4)"),
     "endgame-plies": Flag("endgame_plies", "int", "same as -endgameplies"),
-    "maxtime": Flag("max_time", "float", "seconds"),
+    "maxtime": Flag("max_time", "float", "seconds: runs this long (unless -iterations or -stop ends it)"),
     "threads": Flag("threads", "int", "threads (all cores)"),
     "max-tiles-left": Flag("max_tiles_left", "int", "plays leaving at most N in the bag; -1 all, 0 emptying (1)"),
     "max-nested-depth": Flag("max_nested_depth", "int", "nested pre-endgame depth; -1 unlimited, 0 none (1)"),
@@ -594,7 +594,8 @@ class MacondoShell(cmd.Cmd):
         """sim [options] | sim stop | sim show | sim details | sim watch
         Simulate the top plays in the background (with -fg in the foreground: Ctrl-C stops it and shows
         the result). Without -iterations or -maxtime it runs until stopped (or, with -stop, until the
-        leader is that sure); the tiles the game showed of the opponent's rack are passed as -opprack.
+        leader is that sure); with -maxtime alone it runs for that time (or until -stop's level), with
+        -iterations it stops at that count at the latest; the tiles the game showed of the opponent's rack are passed as -opprack.
         stop: stop and show the result; show: the ranking so far; details: with per-ply statistics;
         watch: follow it live until it ends (Ctrl-C returns; the simulation goes on).
         Options:
@@ -643,8 +644,12 @@ class MacondoShell(cmd.Cmd):
         thread.join(0.3)
         if errors:
             raise ShellError(errors[0])
-        until = "" if limited else (f" (no limit: it runs until the leader is {opts['stop']}% sure or sim stop)"
-                                    if "stop" in opts else " (no limit: it runs until sim stop)")
+        if limited:
+            until = "" if "iterations" in opts else f" (it runs for {opts['max_time']:g} s" + (
+                f" or until the leader is {opts['stop']}% sure)" if "stop" in opts else ")")
+        else:
+            until = (f" (no limit: it runs until the leader is {opts['stop']}% sure or sim stop)"
+                     if "stop" in opts else " (no limit: it runs until sim stop)")
         known = f"; the opponent is known to hold {game.known_opp}" if "opp_rack" in opts else ""
         if "infer_play" in opts:
             known += f"; their rack drawn from the inference on {opts['infer_play']}"
@@ -694,7 +699,10 @@ class MacondoShell(cmd.Cmd):
 
     def do_endgame(self, arg: str) -> None:
         """endgame [options]
-        Solve the endgame (the bag must be empty). Ctrl-C stops and shows the deepest completed result.
+        Solve the endgame (the bag must be empty). With -maxtime and no -plies it deepens until solved
+        (every line ends the game) or out of time; -plies caps the depth (4 when neither is given). The
+        result says the depth reached and why the search ended. Ctrl-C stops and shows the deepest
+        completed result.
         Options:
         """
         game = self._need_game()
@@ -705,7 +713,8 @@ class MacondoShell(cmd.Cmd):
             opts["disable_heuristics"] = not opts.pop("heuristics")
         stream = self.client.solve_endgame(game.cgp, lexicon=self.lexicon, **opts)
         snap = self._foreground(stream, lambda s: endgame_text(s, opts.get("first_win", False),
-                                                               opts.get("plies", 4)))
+                                                               opts.get("plies") or
+                                                               (0 if opts.get("max_time") else 4)))
         self._rank("endgame", [m.move.notation for m in snap.best_line[:1]])
 
     def do_peg(self, arg: str) -> None:

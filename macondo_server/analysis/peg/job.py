@@ -77,13 +77,17 @@ class PegJob:
         lex = engine.lexicon_for(pos, opts.lexicon)
         self.lex = lex
         ld = pos.ld
-        if len(pos.racks[0]) != RACK_SIZE:
-            raise FormatError(f"the player on turn must hold {RACK_SIZE} tiles, not {len(pos.racks[0])}")
         unseen = pos.unseen_counts(0)
         k = sum(unseen) - RACK_SIZE
-        if not 1 <= k <= 6:
-            raise FormatError(f"the bag must hold 1 to 6 tiles for a pre-endgame, not {max(k, 0)}"
-                              + (" (use endgame)" if k <= 0 else ""))
+        if k <= 0:
+            # the opponent holds every unseen tile (a short rack of the mover means this too): the bag is the
+            # problem, not the rack
+            raise FormatError("the bag is empty: a pre-endgame needs 1 to 6 tiles in the bag (solve an empty "
+                              "bag with the endgame solver: macondo endgame)")
+        if len(pos.racks[0]) != RACK_SIZE:
+            raise FormatError(f"the player on turn must hold {RACK_SIZE} tiles, not {len(pos.racks[0])}")
+        if k > 6:
+            raise FormatError(f"the bag must hold 1 to 6 tiles for a pre-endgame, not {k}")
         self.k = k
         known = known_opponent_tiles(pos, opts.opp_rack) if opts.opp_rack else []
         pool = list(unseen)
