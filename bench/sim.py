@@ -15,7 +15,7 @@ from macondo_server.model.cgp import parse_cgp
 
 from _shared import shared_lexica
 
-# a midgame position (reference movegen case 'vsmatt', NWL20)
+# a midgame position (the shared movegen case 'vsmatt', NWL20)
 MIDGAME = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/"
            "5I1N3N3/3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 AABDELT/ 302/300 0 lex NWL20;")
 

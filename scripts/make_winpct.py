@@ -4,7 +4,7 @@ Plays N static-equity games (both sides the same bot), and at every turn records
 move, (spread, unseen tiles = bag + opponent rack, won: 1 / 0.5 / 0). For every unseen count u it fits a
 logistic curve P(win) = 1 / (1 + exp(-(a_u * spread + b_u))) by Newton's method, smooths a_u and b_u across
 u (neighbouring counts pooled with weights), and writes the 601 x 94 table (spread +300 down to -300,
-columns 0..93 unseen tiles) that reference section 12 describes, as CSV.
+columns 0..93 unseen tiles) that the simulation reads, as CSV.
 
 Run: .venv/bin/python scripts/make_winpct.py --lexicon NWL20 --games 20000 -o macondo_server/data/winpct.csv
 """

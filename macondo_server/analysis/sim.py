@@ -1,4 +1,4 @@
-"""Monte Carlo simulation of candidate plays (reference section 12): candidates, the thread pool run in
+"""Monte Carlo simulation of candidate plays: candidates, the thread pool run in
 deterministic rounds, statistics, ranking, pruning and confidence stopping. The playouts run in
 engine_cy.sim with the GIL released."""
 
@@ -272,7 +272,9 @@ class SimJob:
         return sorted(self.plays, key=functools.cmp_to_key(cmp))
 
     def _prune_and_check(self) -> bool:
-        """Reference section 12 auto-stop; returns True when the simulation should stop."""
+        """The stopping rule (with --stop): prune the plays the leader is separated from at the confidence level,
+        and stop once one play is left or past the iteration cutoff; returns True when the simulation should
+        stop."""
         opts = self.opts
         if opts.stop is None:
             return False

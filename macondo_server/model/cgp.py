@@ -35,7 +35,7 @@ _ROW_TOKEN = re.compile(r"[0-9]+|\[[^\[\]]*\]|.", re.DOTALL)
 
 
 def parse_cgp(text: str, check_counts: bool = True) -> Position:
-    """Parse a CGP line (reference §5) with validation; opcodes lex, ld, bdn, var, mcnz, bb, bagorder are
+    """Parse a CGP line with validation; opcodes lex, ld, bdn, var, mcnz, bb, bagorder are
     checked, others kept as written.
 
     check_counts=False admits boards with more tiles of a kind than the distribution holds (test

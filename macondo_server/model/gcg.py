@@ -115,7 +115,7 @@ class _Note:
 
 
 def parse_gcg(text: str) -> GcgGame:
-    """Parse a GCG record (reference §6). Lines may end in LF, CRLF or CR; a leading byte-order mark is
+    """Parse a GCG record. Lines may end in LF, CRLF or CR; a leading byte-order mark is
     ignored. Records beyond MAX_GCG_CHARS, lines beyond MAX_GCG_LINE_CHARS and more than MAX_GCG_EVENTS
     events are refused, as are control characters other than tab."""
     text = check_text(text, "GCG", MAX_GCG_CHARS)

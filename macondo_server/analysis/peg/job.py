@@ -438,8 +438,8 @@ class PegJob:
         def take() -> tuple[int, int] | None:
             """Best-first: the next draw of the play that can still reach the most points (ties: the better
             quick-pass result, then a bag-emptying play, then the earlier play by static equity). With early cut-off, a play whose best
-            reachable total is below what another play has for certain is abandoned (reference 11.5, checked
-            at every draw)."""
+            reachable total is below what another play has for certain is abandoned (checked at
+            every draw)."""
             with self._lock:
                 best_lower = max((self._lower2(p) for p in self.plays), default=0)
                 choice, choice_key = -1, (-1, -1.0, False)
