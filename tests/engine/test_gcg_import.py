@@ -36,6 +36,7 @@ def _final_cumulatives(record: GcgGame) -> list[int]:
     return out
 
 
+@needs_nwl20
 @pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
 def test_record_loads_and_replays_to_the_file_scores(path, registry):
     record, lex, _ = _load(path, registry)
@@ -50,6 +51,7 @@ def test_record_loads_and_replays_to_the_file_scores(path, registry):
         assert res.warnings == [], res.warnings
 
 
+@needs_nwl20
 @pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
 def test_round_trip_keeps_events_and_scores(path, registry):
     record, lex, _ = _load(path, registry)
@@ -66,6 +68,7 @@ def test_round_trip_keeps_events_and_scores(path, registry):
     assert [write_cgp(p) for p in a.positions] == [write_cgp(p) for p in b.positions]
 
 
+@needs_nwl20
 def test_constructs(registry):
     record, lex, _ = _load(DATA / "challenge_after_out.gcg", registry)
     assert [e.type for e in record.events[-3:]] == ["play", "challenge_bonus", "end_rack_points"]
@@ -87,6 +90,7 @@ def test_constructs(registry):
     assert [e.score for e in record.events[-2:]] == [-10, -10]
 
 
+@needs_nwl20
 def test_other_languages_are_refused_as_such(registry):
     for name in FOREIGN:
         with pytest.raises(FormatError) as info:
@@ -97,6 +101,7 @@ def test_other_languages_are_refused_as_such(registry):
         assert "score" not in msg
 
 
+@needs_nwl20
 def test_contradictions_name_the_line(registry):
     text = (DATA / "challenge_after_out.gcg").read_text()
     lines = text.splitlines()
@@ -119,6 +124,7 @@ def test_bom_crlf_and_a_pass_without_rack():
     assert [e.type for e in game.events] == ["play", "pass"] and game.events[1].rack == ""
 
 
+@needs_nwl20
 def test_late_rack_pragmas_and_lexicon_fallback(registry):
     record = parse_gcg("#player1 a A\n#player2 b B\n#lexicon NWL18\n>a: ADEIRTW 8D WAITED +28 28\n"
                        "#rack2 EEGLNOS\n#incomplete\n")
@@ -161,6 +167,7 @@ def _expected_known(record: GcgGame, ld, upto: int) -> dict[str, list[int]]:
     return known
 
 
+@needs_nwl20
 @pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
 def test_positions_know_only_what_the_file_revealed(path, registry):
     record, lex, _ = _load(path, registry)
@@ -194,6 +201,7 @@ def test_positions_know_only_what_the_file_revealed(path, registry):
         assert phony_seen
 
 
+@needs_nwl20
 def test_load_at_turn_hides_racks_revealed_later(registry):
     record, lex, _ = _load(DATA / "notes_pragmas.gcg", registry)
     for turn in (1, 5, 10):
@@ -202,6 +210,7 @@ def test_load_at_turn_hides_racks_revealed_later(registry):
         assert sorted(pos.racks[0]) == sorted(rack_tiles(lex.ld, record.events[turn].rack, "r"))
 
 
+@needs_nwl20
 def test_show_counts_the_bag_without_the_opponent_rack(registry):
     """A position with 11 unseen tiles and the opponent's rack unknown has 4 tiles in the bag."""
     found = 0

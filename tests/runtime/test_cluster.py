@@ -22,7 +22,7 @@ from macondo_server.runtime import cluster as cluster_mod
 from macondo_server.runtime.checkpoint import CheckpointError, CheckpointStore
 from macondo_server.runtime.cluster import Cluster, ClusterError, parse_cluster_spec
 
-from conftest import load_cases, needs_cases
+from conftest import load_cases, needs_cases, needs_nwl20
 
 CASES = {c["id"]: c for c in load_cases("peg")}
 # the 1-in-the-bag case: a handful of its plays (the whole list takes minutes on a busy machine)
@@ -440,6 +440,7 @@ def test_workers_share_one_table_and_remove_it(engine, cluster, reference):
 # ---------------------------------------------------------------------------------------- the bots harness
 
 
+@needs_nwl20
 def test_bots_on_the_cluster_play_the_same_games(cluster, tmp_path):
     """The bots harness's games played by the cluster's workers (talking to this process's server): game for
     game the in-process ones of the seed, GCG included, results in game order."""
