@@ -92,6 +92,10 @@ def test_serve_web_prints_the_board_url_and_the_grpc_address():
     import threading
     import urllib.request
 
+    from macondo_server.api.connect import WEB_DIR
+
+    if not (WEB_DIR / "index.html").is_file():
+        pytest.skip("the web board is not built here (`python3 dev.py install` builds it)")
     proc = subprocess.Popen([sys.executable, "-m", "macondo_server", "serve", "--port", "0", "--web",
                              "--http-port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
