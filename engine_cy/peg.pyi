@@ -24,6 +24,8 @@ class PegWorker:
 
     plies: int
     max_nested: int
+    cap_outcome: int
+    cap_hits: int
     skip_deep_pass: bool
     endgames: int
     nested_calls: int
@@ -57,6 +59,8 @@ class PegWorker:
     def stopped(self) -> bool: ...
     @property
     def nodes(self) -> int: ...
+    @property
+    def last_capped(self) -> bool: ...
     def solve_draw(
         self, move: _MoveIn, seq: Sequence[int], opp_counts: Iterable[int], exact: bool = False
     ) -> tuple[int, int | None]: ...

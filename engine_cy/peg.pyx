@@ -4,7 +4,10 @@
 # the play with the fewest expected losses and assuming the worst among tied plays.
 #
 # Outcomes are ordered from best to worst for the solving side: WIN < DRAW < UNRESOLVED < LOSS, and
-# a merge keeps the worst. UNRESOLVED marks branches cut by the nesting limit or a stop.
+# a merge keeps the worst. UNRESOLVED marks branches cut by a stop, and by the nesting limit when
+# cap_outcome says so: a continuation past the limit takes the outcome cap_outcome (WIN: it is skipped,
+# the reference engines' semantics; UNRESOLVED: it is marked). Every verdict that a continuation past
+# the limit could have changed is flagged (last_capped), so that callers can bound what the limit did.
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, free, qsort
@@ -133,6 +136,7 @@ cdef enum:
 cdef struct NestEntry:
     uint64_t key
     int nq
+    bint capped                # a continuation past the nesting limit took part in the verdicts
     uint8_t* verdict
 
 
@@ -148,6 +152,7 @@ cdef enum:
 cdef struct ChoiceEntry:
     uint64_t key
     int n                      # tied plays (0: empty slot)
+    bint capped                # a continuation past the nesting limit took part in the choice
     uint64_t moves[CHOICE_MAX]
     int32_t scores[CHOICE_MAX]
 
@@ -170,6 +175,11 @@ cdef class PegWorker:
     cdef MoveGen mg
     cdef public int plies
     cdef public int max_nested
+    # the outcome of a continuation past the nesting limit (O_WIN: skipped; O_UNRES: marked unresolved)
+    cdef public int cap_outcome
+    # set when a continuation past the nesting limit took part in the verdict being computed (see every_reply)
+    cdef bint capped
+    cdef public long long cap_hits
     cdef public bint skip_deep_pass
     cdef bint exact
     cdef int last_spread
@@ -222,6 +232,9 @@ cdef class PegWorker:
         self.me = self.g.on_turn
         self.plies = 4
         self.max_nested = 1
+        self.cap_outcome = O_UNRES
+        self.capped = False
+        self.cap_hits = 0
         self.skip_deep_pass = True
         self.exact = False
         self.own_stop = 0
@@ -380,7 +393,9 @@ cdef class PegWorker:
         elif self.g.on_turn != self.me:
             res = self.opp_replies(dn)
         elif self.max_nested >= 0 and dn + 1 > self.max_nested:
-            res = O_UNRES
+            res = self.cap_outcome
+            self.capped = True
+            self.cap_hits += 1
         else:
             res = self.nested(dn + 1)
         self.g.undo_c()
@@ -445,6 +460,7 @@ cdef class PegWorker:
         cdef int p = self.g.on_turn, n, i, worst = O_WIN
         cdef ArenaMove* buf
         cdef bint after_pass = self.g.zeros + 1 >= self.g.max_zeros
+        cdef bint capped_before = self.capped, any_capped = False
         self.mg.gen_c(self.g.racks[p], self.g.bag_n, -1, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
         buf = <ArenaMove*> malloc(n * sizeof(ArenaMove))
@@ -461,9 +477,16 @@ cdef class PegWorker:
         if self.max_replies > 0 and n > self.max_replies:
             n = self.max_replies
         for i in range(n):
+            self.capped = False
             if self.judge(buf[i].move, buf[i].score, dn, &worst):
+                if worst == O_LOSS and not self.capped:
+                    any_capped = False   # a loss that no continuation past the limit decided: final either way
+                else:
+                    any_capped = any_capped or self.capped
                 break
+            any_capped = any_capped or self.capped
         free(buf)
+        self.capped = capped_before or any_capped
         return worst
 
     cdef int solver_replies(self, int dn) noexcept nogil:
@@ -476,6 +499,7 @@ cdef class PegWorker:
         same rack on the same board shares it."""
         cdef int o = self.g.on_turn, us = self.me, k = self.g.bag_n
         cdef int i, r, n_tied = 0, worst, decided
+        cdef bint capped_before = self.capped
         cdef uint64_t key
         cdef ChoiceEntry* e
         cdef uint64_t* tmoves
@@ -483,7 +507,7 @@ cdef class PegWorker:
         key = _mix(self.g.hash ^ self.g.rack_hash(us)
                    ^ _mix(<uint64_t> (self.g.score[o] - self.g.score[us] + 100000))
                    ^ (<uint64_t> dn << 56) ^ (<uint64_t> self.plies << 48) ^ (<uint64_t> k << 40)
-                   ^ (<uint64_t> self.max_nested << 32) ^ 0x5EED)
+                   ^ (<uint64_t> self.max_nested << 32) ^ (<uint64_t> self.cap_outcome << 28) ^ 0x5EED)
         if key == 0:
             key = 1
         e = &self.ccache[key & (CHOICE_CACHE - 1)]
@@ -496,6 +520,7 @@ cdef class PegWorker:
             return O_UNRES
         if e.key == key and e.n > 0:
             self.opp_solve_hits += 1
+            self.capped = self.capped or e.capped
             n_tied = e.n
             memcpy(tmoves, e.moves, n_tied * sizeof(uint64_t))
             memcpy(tscores, e.scores, n_tied * sizeof(int32_t))
@@ -503,6 +528,7 @@ cdef class PegWorker:
             # every reply first (each judged exactly as a chosen one would be below, highest score first, ending
             # at the first loss): when we win against all of them, we win against whichever they choose, and
             # their own pre-endgame need not be solved (most draws of a play that wins most of them)
+            self.capped = False
             worst = self.every_reply(dn) if self.skip_won_choice else O_LOSS
             if worst == O_WIN or self.own_stop:
                 free(tmoves)
@@ -522,6 +548,7 @@ cdef class PegWorker:
             if n_tied > 0 and n_tied <= CHOICE_MAX and not self.own_stop:
                 e.key = key
                 e.n = n_tied
+                e.capped = self.capped
                 memcpy(e.moves, tmoves, n_tied * sizeof(uint64_t))
                 memcpy(e.scores, tscores, n_tied * sizeof(int32_t))
             elif n_tied <= 0 or self.own_stop:
@@ -530,6 +557,7 @@ cdef class PegWorker:
                 if self.own_stop:
                     return O_UNRES
                 return -1
+        self.capped = self.capped or capped_before
         worst = O_WIN
         for i in range(n_tied):
             if self.judge(tmoves[i], tscores[i], dn, &worst):
@@ -681,6 +709,7 @@ cdef class PegWorker:
         cdef uint64_t key = 0
         cdef NestEntry* e = NULL
         cdef int actual_idx
+        cdef bint capped_before = self.capped
         self.nested_calls += 1
         self.g.bag_sequence(actual)
         memcpy(save_opp, self.g.racks[o], MAX_ALPHABET)
@@ -692,7 +721,8 @@ cdef class PegWorker:
             key = _mix(self.g.hash ^ self.g.rack_hash(o)
                        ^ _mix(<uint64_t> (self.g.score[1 - o] - self.g.score[o] + 100000))
                        ^ (<uint64_t> d << 56) ^ (<uint64_t> self.plies << 48)
-                       ^ (<uint64_t> self.opp_solver << 47) ^ (<uint64_t> self.max_replies << 40))
+                       ^ (<uint64_t> self.opp_solver << 47) ^ (<uint64_t> self.max_replies << 40)
+                       ^ (<uint64_t> (self.max_nested + 1) << 32) ^ (<uint64_t> self.cap_outcome << 28))
             if key == 0:
                 key = 1
             e = &self.ncache[key & (NEST_CACHE - 1)]
@@ -705,6 +735,7 @@ cdef class PegWorker:
                     free(seqs)
                     if actual_idx >= 0:
                         self.nested_hits += 1
+                        self.capped = self.capped or e.capped
                         return e.verdict[actual_idx]
         seqs = <ml_t*> malloc(nq * MAX_SEQ)
         weights = <int64_t*> malloc(nq * sizeof(int64_t))
@@ -716,6 +747,7 @@ cdef class PegWorker:
             res = O_UNRES
         else:
             self.nest_ok = False
+            self.capped = False
             res = self.nested_core(d, k, nq, unseen, actual, seqs, weights, reps, keys, verdict, cur)
             if e != NULL and self.nest_ok and not self.own_stop and memchr(verdict, O_UNRES, nq) == NULL:
                 free(e.verdict)
@@ -724,8 +756,10 @@ cdef class PegWorker:
                     memcpy(e.verdict, verdict, nq)
                     e.key = key
                     e.nq = nq
+                    e.capped = self.capped
                 else:
                     e.key = 0
+        self.capped = self.capped or capped_before
         self.g.set_hidden(o, save_opp, actual, k)
         free(seqs)
         free(weights)
@@ -844,10 +878,17 @@ cdef class PegWorker:
         self.setup(move, seq, opp_counts, &m)
         self.exact = exact
         self.last_spread = 0
+        self.capped = False
         with nogil:
             o = self.solve_move(&m, 0)
         self.exact = False
         return o, (self.last_spread if exact and o != O_UNRES else None)
+
+    @property
+    def last_capped(self):
+        """Whether a continuation past the nesting limit took part in the last solve_draw's verdict (it may
+        then differ from the verdict without the limit; otherwise it is the same)."""
+        return self.capped
 
 
     # ------------------------------------------------------------ explanations (--eventuality)

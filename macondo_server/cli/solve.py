@@ -21,10 +21,13 @@ from macondo_server.cli.common import (
     add_data_dir,
     bool_text,
     children_ignore_ctrl_c,
+    distribution_arg,
     engine_for,
     int_choice,
     int_in,
+    read_cgp,
     record_lexicon,
+    registry,
     run_interruptible,
     seconds_arg,
     seed_arg,
@@ -33,7 +36,6 @@ from macondo_server.cli.common import (
     tt_mb_arg,
 )
 from macondo_server.engine.settings import Settings
-from macondo_server.model.cgp import parse_cgp
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -49,7 +51,7 @@ def cmd_endgame(args: argparse.Namespace) -> int:
     from macondo_server.analysis.endgame import EndgameJob, EndgameOptions, EndgameResult
     from macondo_server.api.convert import endgame_to_pb
 
-    pos = parse_cgp(args.cgp)
+    pos = read_cgp(args, registry(args))
     opts = EndgameOptions(plies=args.plies, max_time=args.max_time, threads=args.threads, first_win=args.first_win,
                           heuristics=not args.no_heuristics, tt_megabytes=args.tt_mb, lexicon=args.lexicon)
     job = EndgameJob(engine_for(args), pos, opts)
@@ -72,7 +74,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     from macondo_server.analysis.sim import SimJob, SimOptions, SimResult
     from macondo_server.api.convert import sim_to_pb
 
-    pos = parse_cgp(args.cgp)
+    pos = read_cgp(args, registry(args))
     opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=args.play or [], iterations=args.iterations,
                       stop=args.stop, max_time=args.max_time, threads=args.threads, seed=args.seed,
                       opp_rack=args.opp_rack, lexicon=args.lexicon, infer_play=args.infer,
@@ -112,7 +114,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
     engine = engine_for(args)
     if args.gcg is not None:
         from macondo_server.analysis.infer import last_play_from_record
-        from macondo_server.engine.replay import replay_gcg
+        from macondo_server.engine.replay import record_setup, replay_gcg
         from macondo_server.model.gcg import read_gcg_file
 
         if args.cgp is not None or args.before or args.withdrawn:
@@ -121,8 +123,9 @@ def cmd_infer(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise CliError(f"GCG file {path} does not exist")
         record = read_gcg_file(str(path))
-        lex_name = record_lexicon(record, engine.registry, args.lexicon)   # its warnings on stderr
-        lex = engine.lexicon(lex_name)
+        lex_name = record_lexicon(record, engine.registry, args.lexicon,   # its warnings on stderr
+                                  distribution=distribution_arg(args))
+        lex, _ = record_setup(record, engine.registry.get(lex_name, distribution_arg(args)))
         if args.turn is not None and not 0 <= args.turn <= len(record.events):
             raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
         lp = last_play_from_record(record, replay_gcg(record, lex, turn=args.turn), lex)
@@ -133,7 +136,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
             raise CliError("give a CGP and the opponent's PLAY, or --gcg FILE [--turn N]")
         if args.turn is not None:
             raise CliError("--turn goes with --gcg")
-        pos = parse_cgp(args.cgp)
+        pos = read_cgp(args, registry(args))
         lex = engine.lexicon_for(pos, args.lexicon)
         make = last_play_before if args.before else last_play_on
         lp = make(pos, args.play, lex, withdrawn=args.withdrawn)
@@ -150,10 +153,10 @@ def cmd_peg(args: argparse.Namespace) -> int:
     from macondo_server.analysis.peg.job import PegJob
     from macondo_server.analysis.peg.options import PegOptions
 
-    pos = parse_cgp(args.cgp)
+    pos = read_cgp(args, registry(args))
     opts = PegOptions(endgame_plies=args.endgame_plies, only_solve=args.only_solve or [],
                       max_tiles_left=args.max_tiles_left, max_nested_depth=args.max_nested_depth,
-                      skip_deep_pass=args.skip_deep_pass, early_cutoff=args.early_cutoff,
+                      nesting_cap=args.nesting_cap, skip_deep_pass=args.skip_deep_pass, early_cutoff=args.early_cutoff,
                       skip_tiebreaker=args.skip_tiebreaker, opp_rack=args.opp_rack, threads=args.threads,
                       max_time=args.max_time, tt_megabytes=args.tt_mb, lexicon=args.lexicon,
                       endgame_heuristics=args.endgame_heuristics, opponent_model=args.opponent_model,
@@ -301,7 +304,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pg.add_argument("--max-tiles-left", type=int_in(-1, 6), default=1,
                     help="plays leaving at most N tiles in the bag (-1 all, 0 only bag-emptying; default 1)")
     pg.add_argument("--max-nested-depth", type=int_in(-1, 100), default=1,
-                    help="-1 unlimited, 0 no nested solves")
+                    help="-1 unlimited, 0 no nested solves (default 1)")
+    pg.add_argument("--nesting-cap", choices=("skip", "unresolved"), default="skip",
+                    help="a continuation past --max-nested-depth: skip: skipped, as the reference engines do "
+                         "(can be optimistic); unresolved: the draw is unresolved, a non-win; the bounds of "
+                         "both are shown (default skip)")
     pg.add_argument("--skip-deep-pass", type=bool_text, default=True, metavar="true|false")
     pg.add_argument("--early-cutoff", action="store_true", help="abandon plays that cannot beat the leader")
     pg.add_argument("--skip-tiebreaker", action="store_true")

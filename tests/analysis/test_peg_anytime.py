@@ -49,10 +49,16 @@ def _check_leader(s: PegResult, final: PegResult) -> None:
     elif s.leader_depth == "only":
         assert len(s.plays) == 1 and lead.text == final.plays[0].text
     else:
-        assert s.leader_depth == "quick" and not s.finished
+        assert s.leader_depth in ("quick", "estimate") and not s.finished and s.winner is None
         contenders = [p for p in s.plays if not p.cut_off]
-        assert all(p.quick_complete for p in contenders)
-        assert lead.quick_points == max(p.quick_points for p in contenders)
+        assert all(p.quick_complete for p in contenders) or s.phase == "full"
+        # never a play the snapshot's bounds show to be behind another
+        assert lead.upper >= max(p.lower for p in s.plays)
+        # the best conservative estimate among the plays not behind
+        alive = [p for p in contenders if p.upper >= s.best_lower]
+        assert round(lead.conservative, 6) == max(round(p.conservative, 6) for p in alive)
+        if s.leader_depth == "quick":
+            assert all(p.groups_done == 0 for p in s.plays)
 
 
 def _check_snapshots(snaps: list[PegResult], final: PegResult) -> int:
@@ -86,8 +92,7 @@ def test_onyx_every_snapshot_is_honest(engine):
     assert len(snaps) >= 3
     _check_snapshots(snaps, final)
     # before it finishes, a leader is named only when the bounds prove it or the quick pass is complete
-    assert all(s.leader is None or s.leader_depth == "full" or s.leader_depth == "quick"
-               for s in snaps if not s.finished)
+    assert all(s.leader is None or s.leader_depth in ("full", "quick", "estimate") for s in snaps if not s.finished)
     # the quick pass comes first and ranks every play on every draw; the full solve then starts
     quick_done = [s for s in snaps if s.phase == "full"]
     assert quick_done and all(p.quick_complete for s in quick_done for p in s.plays)
@@ -109,7 +114,7 @@ def test_quick_pass_alone_names_the_best_quick_play(engine):
     assert s.leader is not None and s.leader_depth == "quick" and not s.finished
     assert s.leader.quick_points == max(p.quick_points for p in s.plays)
     assert "best at the quick pass" in peg_leader_line(peg_to_pb(s, job.pos, "", False))
-    assert s.plays[0].estimate == max(p.estimate for p in s.plays)   # ranked by the best knowledge
+    assert s.plays[0].conservative == max(p.conservative for p in s.plays)   # ranked by the best knowledge
 
 
 @needs_cases

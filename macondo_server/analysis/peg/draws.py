@@ -71,3 +71,4 @@ class DrawGroup:
     outcome: int | None = None
     spread: int | None = None
     quick: int | None = None  # the quick pass's verdict (a preview at low fidelity)
+    capped: bool = False      # a continuation past the nesting cap took part in the full verdict

@@ -17,9 +17,11 @@ from engine_cy.peg import PegWorker
 from engine_cy.prune import pruned_game
 from macondo_server.analysis.peg.draws import DrawGroup, draw_groups, ordered_draws
 from macondo_server.analysis.peg.options import (
+    CAPPED,
     DRAW,
     LEAF_MODES,
     LOSS,
+    OUTCOME_MASK,
     QUICK_PLIES,
     QUICK_REPLIES,
     RISK_MOVES,
@@ -27,7 +29,13 @@ from macondo_server.analysis.peg.options import (
     WIN,
     PegOptions,
 )
-from macondo_server.analysis.peg.result import PegPlay, PegResult, make_play, name_leader
+from macondo_server.analysis.peg.result import (
+    PegPlay,
+    PegResult,
+    estimate_plays,
+    make_play,
+    name_leader,
+)
 from macondo_server.analysis.peg.task import (
     MoveTuple,
     PegConfig,
@@ -102,11 +110,21 @@ class PegJob:
         self.bingo_bonus = bb
         gen = engine.generate(pos, lexicon=lex.name)
         cands = gen.moves
+        legal = [c for c in cands if c.move.kind != "exchange"]   # (no exchange with fewer than 7 in the bag)
         if opts.only_solve:
             cands = [find_move(cands, text, pos) for text in opts.only_solve]
+            self.out_of_scope = len(legal) - len(cands)
+            self.scope_note = (f"only the plays given with --only-solve are solved; {self.out_of_scope} other "
+                               f"plays are left out" if self.out_of_scope > 0 else "")
         else:
-            cands = [c for c in cands if c.move.kind != "exchange"
-                     and (opts.max_tiles_left < 0 or k - min(c.tiles_played, k) <= opts.max_tiles_left)]
+            cands = [c for c in legal
+                     if opts.max_tiles_left < 0 or k - min(c.tiles_played, k) <= opts.max_tiles_left]
+            self.out_of_scope = len(legal) - len(cands)
+            self.scope_note = ""
+            if self.out_of_scope:
+                m = opts.max_tiles_left
+                self.scope_note = (f"{self.out_of_scope} plays that leave {m + 1} to {k} tiles in the bag are "
+                                   f"not solved (--max-tiles-left {m}); --max-tiles-left {k} or -1 solves them too")
         self.plays: list[PegPlay] = []
         # the draw groups depend only on how many tiles a play draws: worked out once per count, then copied
         templates: dict[int, list[tuple[str, tuple[int, ...], int]]] = {}
@@ -137,6 +155,7 @@ class PegJob:
         self._last_progress = 0.0
         self._eg_quick = 0
         self.total_jobs = sum(len(p.groups) for p in self.plays)
+        self.calibrated_on = 0   # full verdicts the plays' estimates rest on (result.estimate_plays)
         self.t0 = time.monotonic()
 
     # ------------------------------------------------------------------ running
@@ -178,12 +197,15 @@ class PegJob:
         """The worker settings of the quick pass or the full solve (everything a verdict depends on besides
         the position, the play and the draw)."""
         opts = self.opts
+        cap_outcome = WIN if opts.nesting_cap == "skip" else UNRESOLVED
         if quick:
             return {"plies": QUICK_PLIES, "max_replies": QUICK_REPLIES,
                     "max_nested": 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1),
+                    "cap_outcome": cap_outcome,
                     "opp_solver": False, "leaf_mode": LEAF_MODES["static"], "risk_moves": RISK_MOVES,
                     "skip_deep_pass": opts.skip_deep_pass}
         return {"plies": opts.endgame_plies, "max_replies": 0, "max_nested": opts.max_nested_depth,
+                "cap_outcome": cap_outcome,
                 "opp_solver": opts.opponent_model == "solver",
                 "leaf_mode": LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf],
                 "risk_moves": RISK_MOVES, "skip_deep_pass": opts.skip_deep_pass}
@@ -390,6 +412,7 @@ class PegJob:
                     return items.pop() if items else None
 
             def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+                outcome &= OUTCOME_MASK
                 with self._lock:
                     p = self.plays[pi]
                     p.record_quick(p.groups[gi], outcome)
@@ -434,15 +457,27 @@ class PegJob:
             return key[::-1]
 
         pending = [order(p) for p in self.plays]
+        refreshed = [-1.0]
+
+        def refresh_estimates() -> None:
+            """The plays' estimates (result.estimate_plays), at most four times a second (lock held)."""
+            now = time.monotonic()
+            if now - refreshed[0] >= 0.25:
+                refreshed[0] = now
+                self.calibrated_on = estimate_plays(self.plays)
 
         def take() -> tuple[int, int] | None:
-            """Best-first: the next draw of the play that can still reach the most points (ties: the better
-            quick-pass result, then a bag-emptying play, then the earlier play by static equity). With early cut-off, a play whose best
-            reachable total is below what another play has for certain is abandoned (checked at
-            every draw)."""
+            """Best-first by the best knowledge: the next draw of the play with the best estimate (full-depth
+            verdicts where they exist, the calibrated quick pass elsewhere) among the plays that the bounds do
+            not show to be behind, so that the full-depth work goes to the plays that could be named, and a
+            leader's estimate is tested before another is preferred to it. Ties: the play that can still reach
+            the most points, the better quick-pass result, a bag-emptying play (one endgame per draw, where
+            any other costs one per opponent reply), the earlier play by static equity. With early cut-off, a
+            play whose best reachable total is below what another play has for certain is abandoned."""
             with self._lock:
+                refresh_estimates()
                 best_lower = max((self._lower2(p) for p in self.plays), default=0)
-                choice, choice_key = -1, (-1, -1.0, False)
+                choice, choice_key = -1, (False, -1.0, -1, -1.0, False)
                 for pi, p in enumerate(self.plays):
                     if p.cut_off or not pending[pi]:
                         continue
@@ -450,9 +485,7 @@ class PegJob:
                     if opts.early_cutoff and upper < best_lower:
                         p.cut_off = True
                         continue
-                    # equal so far: the cheaper play first (a bag-emptying play costs one endgame per draw;
-                    # any other, an endgame per opponent reply), to prove a leader as soon as possible
-                    k = (upper, p.quick_points, p.empties_bag)
+                    k = (upper >= best_lower, round(p.est, 6), upper, p.quick_points, p.empties_bag)
                     if k > choice_key:
                         choice, choice_key = pi, k
                 if choice < 0:
@@ -470,6 +503,8 @@ class PegJob:
                 outcome, _ = w.solve_draw(self.move_tuple(p), g.seq, self.opp_counts(g.seq))
                 if w.stopped or (outcome == UNRESOLVED and deadline is not None and time.monotonic() >= deadline):
                     return  # cut short by a stop or the time limit: the draw stays unsolved, not a verdict
+                if w.last_capped:
+                    outcome |= CAPPED
                 with self._lock:
                     p.record(g, outcome)
                     self.done_jobs += 1
@@ -477,7 +512,7 @@ class PegJob:
 
         if self.cluster is not None:
             def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
-                if outcome == UNRESOLVED and deadline is not None and time.monotonic() >= deadline:
+                if outcome & OUTCOME_MASK == UNRESOLVED and deadline is not None and time.monotonic() >= deadline:
                     return   # cut short by the time limit: the draw stays unsolved, not a verdict
                 with self._lock:
                     p = self.plays[pi]
@@ -563,15 +598,17 @@ class PegJob:
         return sorted(self.plays, key=key)
 
     def _ranked_by_knowledge(self) -> list[PegPlay]:
-        """Before the solve finishes: by the best knowledge so far (each draw's full verdict where it has one,
-        else its quick-pass verdict), then the most points still reachable; plays cut off last."""
-        def key(p: PegPlay) -> tuple[bool, float, float, float, int]:
-            return (p.cut_off, -p.estimate, -p.upper, -p.lower, -p.score)
+        """Before the solve finishes: by the best knowledge so far, as the leader is named (the estimate less
+        its uncertainty, see result.name_leader), then the estimate, the most points still reachable; plays
+        cut off last."""
+        def key(p: PegPlay) -> tuple[bool, float, float, float, float, int]:
+            return (p.cut_off, -round(p.conservative, 6), -round(p.est, 6), -p.upper, -p.lower, -p.score)
 
         return sorted(self.plays, key=key)
 
     def snapshot(self, final: bool) -> PegResult:
         with self._lock:
+            self.calibrated_on = estimate_plays(self.plays)
             # finished: every draw of every play not cut off has a verdict (complete: and none is unresolved)
             finished = all(p.pending == 0 for p in self.plays if not p.cut_off) and self.phase in ("full", "done")
             plays = [dataclasses.replace(p) for p in (self._ranked() if finished else self._ranked_by_knowledge())]
@@ -614,6 +651,25 @@ class PegJob:
             checkpointed=self.checkpointed,
             cluster_workers=self.cluster.workers() if self.cluster is not None else 0,
             cluster_tasks=self._dispatch.stats.tasks if self._dispatch is not None else 0,
+            scope_note=self.scope_note,
+            plays_out_of_scope=self.out_of_scope,
+            nesting_cap=self.opts.nesting_cap,
+            max_nested_depth=self.opts.max_nested_depth,
+            nesting_note=self.nesting_note(plays),
+            calibrated_on=self.calibrated_on,
         )
         name_leader(res)
         return res
+
+    def nesting_note(self, plays: list[PegPlay]) -> str:
+        """What the nesting cap did, in one line ("" when it took part in no verdict)."""
+        groups = sum(1 for p in plays for g in p.groups if g.capped)
+        if not groups:
+            return ""
+        weight = sum(p.capped_weight for p in plays)
+        n_plays = sum(1 for p in plays if p.capped_weight)
+        how = ("were skipped (the reference engines' semantics: such a draw can count as a win it is not)"
+               if self.opts.nesting_cap == "skip" else "are unresolved and count as non-wins")
+        return (f"nesting cap {self.opts.max_nested_depth}: {groups} draw groups ({weight} ordered draws) of "
+                f"{n_plays} plays reached it and their continuations past it {how}; the bounds beside a count "
+                f"take those draws as losses and as wins; --max-nested-depth -1 solves them completely")

@@ -9,6 +9,14 @@ from macondo_server.model.text import excerpt
 
 WIN, DRAW, UNRESOLVED, LOSS = 0, 1, 2, 3
 OUTCOME_NAMES = ("win", "draw", "unresolved", "loss")
+# a flag on a full-depth verdict (outcome | CAPPED): a continuation past the nesting cap took part in it, so
+# without the cap it could differ (engine_cy.peg: last_capped); OUTCOME_MASK takes the outcome back
+CAPPED = 4
+OUTCOME_MASK = 3
+# what a continuation past the nesting cap counts as: "skip" (it is skipped, so it cannot refute a win: the
+# reference engines' semantics, slightly optimistic) or "unresolved" (the draw is marked unresolved and
+# counted as a non-win)
+NESTING_CAP_MODES = ("skip", "unresolved")
 
 # The quick pass: every candidate on every draw at low fidelity, before the full solve, so that a complete
 # ranking exists from the first seconds on. Its endgames are searched QUICK_PLIES deep and each decision
@@ -27,6 +35,7 @@ class PegOptions:
     only_solve: list[str] = field(default_factory=list)
     max_tiles_left: int = 1
     max_nested_depth: int = 1
+    nesting_cap: str = "skip"
     skip_deep_pass: bool = True
     early_cutoff: bool = False
     skip_tiebreaker: bool = False
@@ -51,6 +60,9 @@ class PegOptions:
             raise ValueError(f"max tiles left must be -1 to 6, got {self.max_tiles_left}")
         if self.max_nested_depth < -1:
             raise ValueError(f"max nested depth must be -1 (unlimited) or more, got {self.max_nested_depth}")
+        if self.nesting_cap not in NESTING_CAP_MODES:
+            raise ValueError(f"nesting cap must be one of {', '.join(NESTING_CAP_MODES)}, "
+                             f"got {excerpt(self.nesting_cap)}")
         if not 1 <= self.threads <= 256:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
         if self.max_time < 0:

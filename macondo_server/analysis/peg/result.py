@@ -4,14 +4,16 @@ message, which the client's renderers (macondo_client.render) draw as text and J
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.board import Board
 from macondo_server.analysis.peg.draws import DrawGroup
 from macondo_server.analysis.peg.options import (
+    CAPPED,
     DRAW,
     LOSS,
+    OUTCOME_MASK,
     QUICK_PLIES,
     QUICK_REPLIES,
     UNRESOLVED,
@@ -41,6 +43,10 @@ class PegPlay:
     groups_done: int = 0      # draw groups with a verdict (win, draw, loss or unresolved)
     quick_points: float = 0.0 # wins + draws / 2 at the quick pass, over the groups it has judged
     quick_done: int = 0       # draw groups the quick pass has judged
+    capped_weight: int = 0    # weight of the draws whose full verdict a continuation past the nesting cap took part in
+    capped_points: float = 0.0  # wins + draws / 2 among them
+    est: float = 0.0          # points by the best knowledge (set by estimate_plays)
+    est_sd: float = 0.0       # its standard deviation (the draws without a full verdict)
 
     def __post_init__(self) -> None:
         if self.pending < 0:
@@ -85,16 +91,26 @@ class PegPlay:
 
     @property
     def estimate(self) -> float:
-        """Points by the best knowledge so far: each draw's full verdict where it has one, else its quick
-        verdict, else nothing (only for ordering and display; the bounds are lower and upper)."""
-        pts = 0.0
-        for g in self.groups:
-            o = g.outcome if g.outcome is not None and g.outcome != UNRESOLVED else g.quick
-            if o == WIN:
-                pts += g.weight
-            elif o == DRAW:
-                pts += g.weight / 2
-        return pts
+        """Points by the best knowledge so far (see estimate_plays)."""
+        return self.est
+
+    @property
+    def conservative(self) -> float:
+        """The estimate less one standard deviation: what a leader is named by, so that a play known at full
+        depth is not passed over for one whose estimate rests mostly on the quick pass."""
+        return self.est - self.est_sd
+
+    @property
+    def cap_low(self) -> float:
+        """The count with every draw a continuation past the nesting cap took part in counted as a loss: a
+        lower bound on the count without the cap."""
+        return self.lower - self.capped_points
+
+    @property
+    def cap_high(self) -> float:
+        """The count with each of those draws counted as a win (and the draws not solved yet too): an upper
+        bound on the count without the cap."""
+        return self.lower - self.capped_points + self.capped_weight + self.pending
 
     def record_quick(self, g: DrawGroup, outcome: int) -> None:
         if g.quick is None:
@@ -115,10 +131,17 @@ class PegPlay:
         return self.spread_sum / self.spread_weight if self.tiebroken and self.spread_weight else None
 
     def record(self, g: DrawGroup, outcome: int) -> None:
+        """A full-depth verdict (an outcome, with the CAPPED flag when the nesting cap took part in it)."""
+        capped = bool(outcome & CAPPED)
+        outcome &= OUTCOME_MASK
         if g.outcome is None:
             self.pending -= g.weight
             self.groups_done += 1
         g.outcome = outcome
+        if capped and not g.capped:
+            g.capped = True
+            self.capped_weight += g.weight
+            self.capped_points += g.weight if outcome == WIN else g.weight / 2 if outcome == DRAW else 0
         if outcome == WIN:
             self.wins += g.weight
         elif outcome == DRAW:
@@ -150,8 +173,8 @@ class PegResult:
     final: bool = True
     nested_hits: int = 0       # nested solves answered from the cache
     finished: bool = False     # every play not cut off has a verdict on every draw (no stop, no time limit)
-    leader: PegPlay | None = None
-    leader_reason: str = ""    # "complete" or "proven by bounds"; "" with no leader
+    leader: PegPlay | None = None  # the play named by the best knowledge so far (see name_leader)
+    leader_reason: str = ""    # why it is named ("complete", "proven by bounds", "best estimate: ..."); ""
     no_leader_reason: str = "" # why no play is named yet
     best_lower: float = 0.0    # the highest lower bound of any play
     best_upper: float = 0.0    # the highest upper bound of any play
@@ -163,8 +186,16 @@ class PegResult:
     opponent_model: str = "pessimistic"
     opp_solves: int = 0        # the opponent's own nested solves (opponent model "solver")
     endgame_plies: int = 0
-    leader_depth: str = ""     # "full": named from full-depth verdicts; "quick": best at the complete quick pass;
-                               # "only": the only candidate
+    leader_depth: str = ""     # "full": finished or proven by bounds; "estimate": the best estimate (full-depth
+                               # verdicts where they exist, the calibrated quick pass elsewhere); "quick": best at
+                               # the complete quick pass, no full verdict yet; "only": the only candidate
+    leader_ties: list[PegPlay] = field(default_factory=list)  # plays tied with the leader by everything known
+    calibrated_on: int = 0     # full-depth verdicts the quick pass's calibration rests on
+    scope_note: str = ""       # plays the options leave out, and the option that takes them in
+    plays_out_of_scope: int = 0
+    nesting_cap: str = "skip"  # what a continuation past the nesting cap counts as (options.NESTING_CAP_MODES)
+    max_nested_depth: int = 1
+    nesting_note: str = ""     # what the nesting cap did, when it took part in a verdict
     reused: int = 0            # verdicts taken from the checkpoint (--resume) instead of solved again
     checkpointed: int = 0      # verdicts recorded in the checkpoint so far (with those reused)
     cluster_workers: int = 0   # Dask worker processes the solve ran on (0: in-process)
@@ -172,9 +203,9 @@ class PegResult:
 
     @property
     def winner(self) -> PegPlay | None:
-        """The play named as leader: the best play of a finished solve, or one whose lower bound beats
-        every other play's upper bound; None while the bounds do not decide it."""
-        return self.leader
+        """The best play when it is known: that of a finished solve, one whose lower bound no other play's
+        upper bound exceeds, or the only candidate; None before (the leader is then the best estimate)."""
+        return self.leader if self.leader_depth in ("full", "only") else None
 
     @property
     def eta_seconds(self) -> float | None:
@@ -192,8 +223,71 @@ def points_text(x: float) -> str:
 QUICK_LABEL = f"quick pass ({QUICK_PLIES}-ply endgames, the {QUICK_REPLIES} best replies per turn)"
 
 
+def _points(outcome: int | None) -> float | None:
+    """A full verdict's share of its draw's weight (None: no win, draw or loss verdict)."""
+    return 1.0 if outcome == WIN else 0.5 if outcome == DRAW else 0.0 if outcome == LOSS else None
+
+
+def calibration(plays: list[PegPlay]) -> tuple[dict[int | None, float], int]:
+    """How often the full solve confirms each quick-pass verdict: for each quick verdict (None: not judged),
+    the share of points the full verdicts gave the draws that had it, over every play's draws solved at both
+    levels, weighted by the draws' weights; a prior worth two average draw groups keeps a rate with few full
+    verdicts near the quick verdict's value. Returns the rates and the full verdicts counted."""
+    num: dict[int | None, float] = {}
+    den: dict[int | None, float] = {}
+    n = 0
+    weight = 0
+    groups = 0
+    for p in plays:
+        for g in p.groups:
+            groups += 1
+            weight += g.weight
+            v = _points(g.outcome)
+            if v is None:
+                continue
+            n += 1
+            num[g.quick] = num.get(g.quick, 0.0) + v * g.weight
+            den[g.quick] = den.get(g.quick, 0.0) + g.weight
+    prior_w = 2 * weight / groups if groups else 1.0
+    all_pts = sum(num.values())
+    all_w = sum(den.values())
+    rates: dict[int | None, float] = {}
+    for q in (WIN, DRAW, LOSS, UNRESOLVED, None):
+        # the prior: halfway between the quick verdict's value and a coin toss (never certain, so that a rate
+        # confirmed on every draw so far keeps some doubt); without a quick verdict, the full solve's rate
+        # over every draw so far
+        value = _points(q)
+        prior = (value + 0.5) / 2 if value is not None else (all_pts + 0.5 * prior_w) / (all_w + prior_w)
+        rates[q] = (num.get(q, 0.0) + prior * prior_w) / (den.get(q, 0.0) + prior_w)
+    return rates, n
+
+
+def estimate_plays(plays: list[PegPlay]) -> int:
+    """Set each play's estimate: each draw's full verdict where it has one (win, draw or loss), else the rate
+    at which the full solve confirms its quick verdict (see calibration), with the standard deviation of
+    those guesses taken as independent. Returns the full verdicts the calibration rests on."""
+    rates, n = calibration(plays)
+    for p in plays:
+        pts = 0.0
+        var = 0.0
+        for g in p.groups:
+            v = _points(g.outcome)
+            if v is None:
+                r = rates[g.quick]
+                pts += g.weight * r
+                var += g.weight * g.weight * r * (1 - r)
+            else:
+                pts += g.weight * v
+        p.est, p.est_sd = pts, var ** 0.5
+    return n
+
+
 def name_leader(res: PegResult) -> None:
-    """Name a leader only from what is known (see PegResult.winner)."""
+    """Name a leader from what is known (the plays' estimates set by estimate_plays). A finished solve names
+    its best play; before that, a play whose lower bound no other play's upper bound exceeds is proven.
+    Otherwise the leader is the play with the best conservative estimate (full-depth verdicts where they
+    exist, the calibrated quick pass elsewhere, less one standard deviation) among the plays the bounds do
+    not show to be behind; plays tied with it by everything known are listed, not hidden."""
     plays = res.plays
     if not plays:
         res.no_leader_reason = "no candidate plays"
@@ -205,6 +299,8 @@ def name_leader(res: PegResult) -> None:
         res.leader = plays[0]
         res.leader_depth = "full"
         res.leader_reason = "complete" if res.complete else "finished; unresolved draws count as non-wins"
+        res.leader_ties = [p for p in plays[1:] if not p.cut_off and p.points == plays[0].points
+                           and p.spread == plays[0].spread]
         return
     if len(plays) == 1:
         res.leader, res.leader_reason, res.leader_depth = plays[0], "the only play", "only"
@@ -215,13 +311,31 @@ def name_leader(res: PegResult) -> None:
         # no other play can end above it (an equal bound: at best a tie)
         res.leader, res.leader_depth = top, "full"
         res.leader_reason = "proven by bounds" if top.lower > others else "proven by bounds: no play can beat it"
+        res.leader_ties = [q for q in plays if q is not top and q.settled and top.settled and q.lower == top.lower]
         return
-    if contenders and all(p.quick_complete for p in contenders):
-        best = max(contenders, key=lambda p: (p.quick_points, -plays.index(p)))
-        res.leader, res.leader_depth = best, "quick"
+    if res.phase in ("setup", "quick") and not all(p.quick_complete for p in contenders):
+        res.no_leader_reason = "the quick pass is under way"
+        return
+    # the plays the bounds do not show to be behind another
+    alive = [p for p in contenders if p.upper >= res.best_lower] or contenders
+    if not alive:
+        res.no_leader_reason = "every play is cut off"
+        return
+    index = {id(p): i for i, p in enumerate(plays)}
+
+    def key(p: PegPlay) -> tuple[float, float, float, float, float]:
+        return (round(p.conservative, 6), round(p.est, 6), p.lower, p.quick_points, -index[id(p)])
+
+    best = max(alive, key=key)
+    res.leader = best
+    res.leader_ties = [p for p in alive if p is not best and key(p)[:4] == key(best)[:4] and p.upper == best.upper]
+    full = sum(1 for p in plays for g in p.groups if _points(g.outcome) is not None)
+    if full == 0:
+        res.leader_depth = "quick"
         res.leader_reason = f"best at the {QUICK_LABEL}; the full {res.endgame_plies}-ply solve is under way"
-        return
-    if top.lower == others and top.settled and all(q.settled for q in plays if q.upper == others and q is not top):
-        res.no_leader_reason = "tied"
     else:
-        res.no_leader_reason = "the bounds overlap" if res.phase != "quick" else "the quick pass is under way"
+        res.leader_depth = "estimate"
+        where = (f"full-depth verdicts on all its {best.groups_total} draw groups" if best.pending == 0 else
+                 f"full-depth verdicts on {best.groups_done} of its {best.groups_total} draw groups, the quick "
+                 f"pass elsewhere (calibrated on {res.calibrated_on} full verdicts)")
+        res.leader_reason = f"best estimate less its uncertainty: {where}"

@@ -17,6 +17,7 @@ from typing import NotRequired, TypedDict, cast
 from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
 from engine_cy.prune import pruned_game
+from macondo_server.analysis.peg.options import CAPPED
 from macondo_server.engine.replay import game_from_position
 from macondo_server.model.cgp import parse_cgp
 from macondo_server.model.move import MoveKind
@@ -61,6 +62,7 @@ class PegConfig(TypedDict):
     plies: int
     max_replies: int
     max_nested: int
+    cap_outcome: int      # what a continuation past the nesting cap counts as (engine_cy.peg)
     opp_solver: bool
     leaf_mode: int
     risk_moves: int
@@ -279,6 +281,7 @@ def peg_task(spec: PegSpec, config: PegConfig, items: list[PegItem]) -> PegTaskR
         w.plies = config["plies"]
         w.max_replies = config["max_replies"]
         w.max_nested = config["max_nested"]
+        w.cap_outcome = config["cap_outcome"]
         w.opp_solver = config["opp_solver"]
         w.leaf_mode = config["leaf_mode"]
         w.risk_moves = config["risk_moves"]
@@ -297,7 +300,8 @@ def peg_task(spec: PegSpec, config: PegConfig, items: list[PegItem]) -> PegTaskR
                 out["stopped"] = True
                 break
             out["durations"].append(time.perf_counter() - t0)
-            out["results"].append((pi, gi, outcome, spread))
+            # a full verdict the nesting cap took part in carries the CAPPED flag (see options.CAPPED)
+            out["results"].append((pi, gi, outcome | (CAPPED if w.last_capped else 0), spread))
         out["endgames"] = w.endgames - before[0]
         out["nested_calls"] = w.nested_calls - before[1]
         out["nested_hits"] = w.nested_hits - before[2]
