@@ -6,7 +6,7 @@ RPC (AnalyzeGame).
 Phases (tiles in the bag as the player on turn counts them):
 - more than 6: Monte Carlo simulation (sim.py) of the top plays by static equity plus the played move;
 - 1 to 6: the pre-endgame solver (peg.py) over the top plays plus the played move, with early cut-off and a
-  time limit; when it names no winner in time the turn falls back to simulation (the turn says so);
+  time limit; when it names no leader in time the turn falls back to simulation (the turn says so);
 - 0: the exact endgame (endgame.py) of the position, and of the position after the played move and after each
   of the top static plays (their values rank the played move).
 
@@ -41,6 +41,7 @@ from macondo_server.engine.replay import (
     lexicon_for_record,
     play_move,
     position_from_game,
+    record_setup,
     replay_gcg,
 )
 from macondo_server.engine.settings import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP
@@ -110,6 +111,7 @@ class AnalyzeOptions:
     seed: int = 0
     lexicon: str | None = None
     tt_megabytes: int = 256
+    distribution: str | None = None    # the letter distribution (default: the record's, else the lexicon's)
 
     def validate(self) -> None:
         def check(name: str, lo: float, hi: float) -> None:
@@ -231,10 +233,18 @@ def resolve_player(record: GcgGame, player: str | None) -> int | None:
     raise FormatError(f"player {excerpt(player)} is not in the game (players: {names}; or 1, 2)")
 
 
-def lexicon_of(engine: Engine, record: GcgGame, requested: str | None) -> tuple[Lexicon, list[str]]:
+def lexicon_of(engine: Engine, record: GcgGame, requested: str | None,
+               distribution: str | None = None) -> tuple[Lexicon, list[str]]:
+    """The lexicon a record is analysed with, played with its distribution (`distribution` when given: it must
+    agree with the record's #tile-distribution), and the warnings lexicon_for_record gives."""
     reg = engine.registry
-    name, warnings = lexicon_for_record(record, reg.available(), engine.settings.default_lexicon, requested)
-    return engine.lexicon(name), warnings
+    named = (record.pragma("tile-distribution") or "").strip()
+    if distribution and named and named.lower() != distribution.lower():
+        raise FormatError(f"the GCG's #tile-distribution is {named} but the request names {distribution}")
+    name, warnings = lexicon_for_record(record, reg.available(), engine.settings.default_lexicon, requested,
+                                        reg.distribution_of)
+    lex, _ = record_setup(record, reg.get(name, distribution))
+    return lex, warnings
 
 
 # ------------------------------------------------------------------ one turn
@@ -319,21 +329,21 @@ class _Analyzer:
             stop=self.stop)
         res = job.run(stop=self.stop, interval=3600)
         t.phase = "peg"
-        if res.winner is None:
+        if res.leader is None:
             if self.stop.is_set():
                 t.complete = False
                 t.notes.append("stopped during the pre-endgame solve")
                 return
-            why = res.no_leader_reason or "no winner"
+            why = res.no_leader_reason or "no leader"
             t.complete = False
-            t.notes.append(f"the pre-endgame solver named no winner within the {o.peg_max_time:g} s cap ({why}); "
+            t.notes.append(f"the pre-endgame solver named no leader within the {o.peg_max_time:g} s cap ({why}); "
                            "fell back to simulation (this result depends on the machine)")
             t.phase = "peg>sim"
             self.sim(pos, played, t, seed)
             return
         tot = res.total_permutations or 1
         ranked = res.plays
-        win = res.winner
+        win = res.leader   # the best play once known, else the best estimate (the notes say which)
         exact = bool(res.complete)
 
         def value(p: PegPlay) -> float:
@@ -515,7 +525,7 @@ def analyze_record(engine: Engine, record: GcgGame, opts: AnalyzeOptions, name: 
     stop = stop or threading.Event()
     t0 = time.monotonic()
     only = resolve_player(record, opts.player)
-    lex, warnings = lexicon_of(engine, record, opts.lexicon)
+    lex, warnings = lexicon_of(engine, record, opts.lexicon, opts.distribution)
     replay: ReplayResult = replay_gcg(record, lex)
     warnings = warnings + list(replay.warnings)
     nicks = [p[0] for p in record.players]

@@ -18,6 +18,7 @@ from macondo_server.cli.common import (
     add_data_dir,
     children_ignore_ctrl_c,
     decimal_in,
+    distribution_arg,
     engine_for,
     int_in,
     record_lexicon,
@@ -48,13 +49,15 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
     from macondo_server.engine.facade import Engine
 
     engine = Engine(Settings.load(args.data_dir))
-    bot1, bot2 = bots_from_options(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2)
+    bot1, bot2 = bots_from_options(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2,
+                                   distribution=distribution_arg(args))
     cluster = None
     sources = None
     if args.cluster:
         from macondo_server.runtime.cluster import Cluster
 
-        sources = bot_sources(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2)
+        sources = bot_sources(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2,
+                              distribution=distribution_arg(args))
         with children_ignore_ctrl_c():
             cluster = Cluster(args.cluster, data_dirs=[str(d) for d in engine.settings.data_dirs])
     progress = None
@@ -91,7 +94,7 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
     from macondo_server.engine.lexicon import load_klv
 
     reg = registry(args)
-    lex = reg.get(args.lexicon)
+    lex = reg.get(args.lexicon, distribution_arg(args))
     start = None
     start_sha = None
     if args.start:
@@ -187,7 +190,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         peg_plays=args.peg_plays,
         peg_endgame_plies=args.peg_endgame_plies, peg_max_time=args.peg_time, endgame_plies=args.endgame_plies,
         endgame_max_time=args.endgame_time, endgame_candidates=args.endgame_candidates, threads=args.threads,
-        seed=args.seed, lexicon=args.lexicon, tt_megabytes=args.tt_mb)
+        seed=args.seed, lexicon=args.lexicon, tt_megabytes=args.tt_mb, distribution=distribution_arg(args))
     opts.validate()
     engine = engine_for(args)
     from rich.console import Console
@@ -211,7 +214,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             break
         try:
             record = read_gcg_file(str(p))
-            record_lexicon(record, engine.registry, args.lexicon, p.name)   # its warnings, before the work
+            record_lexicon(record, engine.registry, args.lexicon, p.name,   # its warnings, before the work
+                           distribution_arg(args))
         except (FormatError, OSError) as exc:
             failure(p, exc)
             continue
@@ -294,7 +298,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="plays solved per pre-endgame turn besides the played move (default 8)")
     an.add_argument("--peg-endgame-plies", type=int_in(1, 20), default=4)
     an.add_argument("--peg-time", type=seconds_in(3600), default=DEFAULT_PEG_CAP,
-                    help=f"safety cap, seconds per pre-endgame turn; no winner by then: simulation (0: none; "
+                    help=f"safety cap, seconds per pre-endgame turn; no leader by then: simulation (0: none; "
                     f"default {DEFAULT_PEG_CAP:g})")
     an.add_argument("--endgame-plies", type=int_in(1, 30), default=6)
     an.add_argument("--endgame-time", type=seconds_in(3600), default=DEFAULT_ENDGAME_CAP,

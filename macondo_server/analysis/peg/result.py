@@ -313,8 +313,11 @@ def name_leader(res: PegResult) -> None:
         res.leader_reason = "proven by bounds" if top.lower > others else "proven by bounds: no play can beat it"
         res.leader_ties = [q for q in plays if q is not top and q.settled and top.settled and q.lower == top.lower]
         return
-    if res.phase in ("setup", "quick") and not all(p.quick_complete for p in contenders):
-        res.no_leader_reason = "the quick pass is under way"
+    full = sum(1 for p in plays for g in p.groups if _points(g.outcome) is not None)
+    if full == 0 and not all(p.quick_complete for p in contenders):
+        # nothing to rank the plays by yet
+        res.no_leader_reason = ("the quick pass is under way" if res.phase in ("setup", "quick")
+                                else "stopped before the quick pass judged every play")
         return
     # the plays the bounds do not show to be behind another
     alive = [p for p in contenders if p.upper >= res.best_lower] or contenders
@@ -329,7 +332,6 @@ def name_leader(res: PegResult) -> None:
     best = max(alive, key=key)
     res.leader = best
     res.leader_ties = [p for p in alive if p is not best and key(p)[:4] == key(best)[:4] and p.upper == best.upper]
-    full = sum(1 for p in plays for g in p.groups if _points(g.outcome) is not None)
     if full == 0:
         res.leader_depth = "quick"
         res.leader_reason = f"best at the {QUICK_LABEL}; the full {res.endgame_plies}-ply solve is under way"
