@@ -5,19 +5,21 @@ import {
   engineClient,
   startJob,
   webTransport,
+  MoveType,
   type EndgameProgress,
   type EngineClient,
   type GameState,
   type Job,
   type Move,
-  type PEGPlayInfo,
   type PreEndgameProgress,
+  type ServerInfo,
   type SimulateProgress,
 } from "@macondo/client";
+import { $, h, listOf, replaceKeepingScroll, summaryList, table } from "./dom";
+import { addOnlySolve, describePegOptions, newPegView, pegOptions, renderPeg, resetPegOptions } from "./peg";
 
 // ------------------------------------------------------------------ set-up
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 const TOKEN_KEY = "macondo-token";
 let client: EngineClient = makeClient();
 
@@ -36,17 +38,21 @@ const PREMIUM: Record<string, [string, string]> = {
   "=": ["tws", "3W"], "-": ["dws", "2W"], "\"": ["tls", "3L"], "'": ["dls", "2L"],
 };
 const COLS = "ABCDEFGHIJKLMNO";
+const RACK_SIZE = 7;
+
+type AnyJob = Job<SimulateProgress | EndgameProgress | PreEndgameProgress>;
 
 interface State {
   game?: GameState;
-  cgp: string;            // the position analysed (as pasted, or the game's at the current turn)
+  cgp: string;            // the position analysed: the game's at its cursor
+  origin: "cgp" | "gcg" | "new";   // how the game began (GCG cannot record a game begun at a CGP)
   lexicon: string;        // the lexicon override chosen, "" = the position's own
-  gcg: string;            // the record being stepped through ("" for a pasted CGP)
-  job?: Job<SimulateProgress | EndgameProgress | PreEndgameProgress>;
+  job?: AnyJob;
+  stopAsked: boolean;     // the user pressed Stop during the current job
   cursor?: { row: number; col: number; vertical: boolean };
   preview?: Move;
 }
-const state: State = { cgp: "", lexicon: "", gcg: "" };
+const state: State = { cgp: "", origin: "new", lexicon: "", stopAsked: false };
 
 // ------------------------------------------------------------------ errors and status
 
@@ -71,77 +77,167 @@ async function guarded(fn: () => Promise<void>): Promise<void> {
   }
 }
 
-async function loadServerInfo(): Promise<void> {
-  try {
-    const info = await client.getServerInfo({});
-    $("server-status").textContent =
-      `server ${info.version} · default lexicon ${info.defaultLexicon} · ${info.runningJobs} job(s) running`;
+// ------------------------------------------------------------------ the server and its job count
+
+let ownJobs = 0;            // this board's jobs the server has registered (first snapshot seen, final not yet)
+let serverJobs = 0;
+let pollTimer: number | undefined;
+let pollSeq = 0;
+
+function renderServer(info: ServerInfo, withLexica: boolean): void {
+  $("server-status").textContent = `server ${info.version} · default lexicon ${info.defaultLexicon}`;
+  serverJobs = info.runningJobs;
+  renderJobCount();
+  if (withLexica) {
     const sel = $<HTMLSelectElement>("lexicon");
     sel.length = 1;
     for (const lx of info.lexica) sel.add(new Option(lx.name, lx.name));
+  }
+}
+
+function renderJobCount(): void {
+  const el = $("job-count");
+  const n = serverJobs;
+  const own = ownJobs;
+  let text = n === 0 ? "no jobs running" : `${n} job${n === 1 ? "" : "s"} running`;
+  if (own > 0) text += own >= n ? (n === 1 ? " (this board's)" : " (all this board's)") : ` (${own} from this board)`;
+  if (el.textContent !== text) el.textContent = text;
+  el.dataset.jobs = String(n);
+  el.dataset.own = String(own);
+}
+
+async function loadServerInfo(): Promise<void> {
+  const seq = ++pollSeq;
+  try {
+    const info = await client.getServerInfo({});
+    if (seq === pollSeq) renderServer(info, true);
   } catch (err) {
     $("server-status").textContent = "the server did not answer";
     showError(err);
   }
+  schedulePoll();
+}
+
+/** The job count: every second while jobs run (this board's or others'), every 10 s otherwise. */
+async function pollJobs(): Promise<void> {
+  const seq = ++pollSeq;
+  try {
+    const info = await client.getServerInfo({});
+    if (seq === pollSeq) renderServer(info, false);
+  } catch {
+    if (seq === pollSeq) $("server-status").textContent = "the server did not answer";
+  }
+  if (seq === pollSeq) schedulePoll();
+}
+
+function schedulePoll(delayMs?: number): void {
+  window.clearTimeout(pollTimer);
+  const busy = ownJobs > 0 || serverJobs > 0 || state.job !== undefined;
+  pollTimer = window.setTimeout(() => {
+    if (document.hidden && !busy) schedulePoll();
+    else void pollJobs();
+  }, delayMs ?? (busy ? 1000 : 10000));
 }
 
 // ------------------------------------------------------------------ positions and games
 
-async function replaceGame(next: GameState): Promise<void> {
+async function setGame(next: GameState, origin?: State["origin"]): Promise<void> {
   const old = state.game;
+  if (origin) state.origin = origin;
   state.game = next;
+  state.cgp = next.cgp;
   state.cursor = undefined;
   state.preview = undefined;
   $<HTMLInputElement>("move-input").value = "";
+  // a copied CGP or an export note belongs to the position it was made on
+  $("cgp-copy-box").hidden = true;
+  $("copy-status").textContent = "";
+  delete $("copy-status").dataset.copied;
   if (old && old.gameId !== next.gameId) {
     client.deleteGame({ gameId: old.gameId }).catch(() => undefined);   // sessions are bounded per client
   }
+  renderAll();
 }
 
 async function loadCgp(): Promise<void> {
   const cgp = $<HTMLTextAreaElement>("cgp").value.trim();
   state.lexicon = $<HTMLSelectElement>("lexicon").value;
-  const game = await client.createGame({ cgp, lexicon: state.lexicon });
-  state.cgp = cgp;
-  state.gcg = "";
-  await replaceGame(game);
-  $("turns").hidden = true;
-  $("events").replaceChildren();
-  renderAll();
+  await setGame(await client.createGame({ cgp, lexicon: state.lexicon }), "cgp");
   clearResults();
 }
 
-async function loadGcg(turn?: number): Promise<void> {
-  if (turn === undefined) {
-    state.gcg = $<HTMLTextAreaElement>("gcg").value;
-    state.lexicon = $<HTMLSelectElement>("lexicon").value;
-  }
-  const game = await client.createGame({ gcg: state.gcg, lexicon: state.lexicon, turn: turn ?? 0 });
-  state.cgp = game.cgp;
-  await replaceGame(game);
-  $("turns").hidden = false;
-  renderAll();
+async function newGame(): Promise<void> {
+  state.lexicon = $<HTMLSelectElement>("lexicon").value;
+  await setGame(await client.createGame({ lexicon: state.lexicon }), "new");
+  clearResults();
+}
+
+async function loadGcg(): Promise<void> {
+  const gcg = $<HTMLTextAreaElement>("gcg").value;
+  state.lexicon = $<HTMLSelectElement>("lexicon").value;
+  await setGame(await client.createGame({ gcg, lexicon: state.lexicon, turn: 0 }), "gcg");
+  clearResults();
+}
+
+/** Move the game's cursor (the same session: moves played at the cursor replace the events after it). */
+async function goTo(turn: number): Promise<void> {
+  const g = state.game;
+  if (!g || g.numEvents === 0 || turn < 0 || turn > g.numEvents || turn === g.turn) return;
+  await setGame(await client.navigateGame({ gameId: g.gameId, to: "turn", turn }));
   clearResults();
 }
 
 async function step(where: "first" | "prev" | "next" | "last"): Promise<void> {
   const g = state.game;
-  if (!g || !state.gcg) return;
-  const target = { first: 0, prev: g.turn - 1, next: g.turn + 1, last: g.numEvents }[where];
-  if (target < 0 || target > g.numEvents) return;
-  await loadGcg(target);
+  if (!g) return;
+  await goTo({ first: 0, prev: g.turn - 1, next: g.turn + 1, last: g.numEvents }[where]);
 }
 
 async function playMove(move: string): Promise<void> {
   if (!state.game) throw new Error("load a position first");
-  const game = await client.playMove({ gameId: state.game.gameId, move });
-  state.cgp = game.cgp;
-  state.game = game;
-  state.preview = undefined;
-  state.cursor = undefined;
-  $<HTMLInputElement>("move-input").value = "";
-  renderAll();
+  if (!move) throw new Error("type a move (8G QI, exch ABC, pass), click a square or a move in the list");
+  const tileOrder = $<HTMLInputElement>("tile-order").value.replace(/\s+/g, "");
+  const game = await client.playMove({ gameId: state.game.gameId, move, tileOrder });
+  $<HTMLInputElement>("tile-order").value = "";
+  await setGame(game);
   clearResults();
+}
+
+async function copyCgp(): Promise<void> {
+  const cgp = state.game?.cgp ?? "";
+  if (!cgp) throw new Error("load a position first");
+  const box = $("cgp-copy-box");
+  const field = $<HTMLInputElement>("cgp-copy");
+  field.value = cgp;
+  const status = $("copy-status");
+  try {
+    if (!navigator.clipboard?.writeText) throw new Error("no clipboard API");
+    await navigator.clipboard.writeText(cgp);
+    status.textContent = "CGP copied to the clipboard";
+    status.dataset.copied = "clipboard";
+    box.hidden = true;
+  } catch {
+    // plain http from another host, or a browser that refuses: the text, selected, to copy by hand
+    box.hidden = false;
+    field.focus();
+    field.select();
+    status.textContent = "the clipboard is not available here: the CGP is selected below (Ctrl+C copies it)";
+    status.dataset.copied = "field";
+  }
+}
+
+async function exportGcg(): Promise<void> {
+  const g = state.game;
+  if (!g) throw new Error("load a game first");
+  const resp = await client.exportGame({ gameId: g.gameId });
+  const name = `${g.players.join("-vs-").replace(/[^\w.-]+/g, "_") || "game"}.gcg`;
+  const url = URL.createObjectURL(new Blob([resp.gcg], { type: "text/plain;charset=utf-8" }));
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  $("copy-status").textContent = `exported ${name} (${resp.gcg.split("\n").filter((l) => l.startsWith(">")).length} events)`;
 }
 
 // ------------------------------------------------------------------ drawing the position
@@ -159,11 +255,11 @@ function parseBoard(cgp: string): string[][] {
   });
 }
 
-function previewTiles(move: Move | undefined): Map<string, string> {
+/** The squares a placement puts tiles on (played-through squares left out). */
+function moveSquares(move: Move | undefined): Map<string, string> {
   const out = new Map<string, string>();
-  if (!move || move.type !== 0) return out;
-  const tiles = [...move.tiles];
-  tiles.forEach((t, i) => {
+  if (!move || move.type !== MoveType.TILE_PLACEMENT) return out;
+  [...move.tiles].forEach((t, i) => {
     if (t === ".") return;
     const r = move.row + (move.direction === 1 ? i : 0);
     const c = move.column + (move.direction === 1 ? 0 : i);
@@ -172,40 +268,42 @@ function previewTiles(move: Move | undefined): Map<string, string> {
   return out;
 }
 
+/** The last move on the board at the cursor (a pass, an exchange or a withdrawn phony puts nothing down). */
+function lastMove(): Move | undefined {
+  const hist = state.game?.history ?? [];
+  return hist.length ? hist[hist.length - 1].move : undefined;
+}
+
 function renderBoard(): void {
   const board = parseBoard(state.cgp);
-  const preview = previewTiles(state.preview);
+  const preview = moveSquares(state.preview);
+  const last = lastMove();
+  const lastSquares = moveSquares(last);
   const el = $("board");
-  const cells: HTMLElement[] = [];
-  const corner = document.createElement("div");
-  corner.className = "hdr";
-  cells.push(corner);
+  const cells: HTMLElement[] = [h("div", { className: "hdr" })];
   for (const c of COLS) {
-    const h = document.createElement("div");
-    h.className = "hdr";
-    h.textContent = c;
-    h.setAttribute("aria-hidden", "true");
-    cells.push(h);
+    const hd = h("div", { className: "hdr", textContent: c });
+    hd.setAttribute("aria-hidden", "true");
+    cells.push(hd);
   }
   for (let r = 0; r < 15; r++) {
-    const h = document.createElement("div");
-    h.className = "hdr";
-    h.textContent = String(r + 1);
-    h.setAttribute("aria-hidden", "true");
-    cells.push(h);
+    const hd = h("div", { className: "hdr", textContent: String(r + 1) });
+    hd.setAttribute("aria-hidden", "true");
+    cells.push(hd);
     for (let c = 0; c < 15; c++) {
-      const sq = document.createElement("button");
-      sq.type = "button";
-      sq.className = "sq";
+      const sq = h("button", { type: "button", className: "sq" });
       const tile = board[r]?.[c] ?? "";
       const prem = PREMIUM[LAYOUT[r][c]];
       const coord = `${COLS[c]}${r + 1}`;
       const pv = preview.get(`${r},${c}`);
       if (tile) {
+        const blank = tile !== tile.toUpperCase();
+        const isLast = lastSquares.has(`${r},${c}`);
         sq.classList.add("tile");
-        if (tile !== tile.toUpperCase()) sq.classList.add("blank");
+        if (blank) sq.classList.add("blank");
+        if (isLast) sq.classList.add("last");
         sq.textContent = tile.toUpperCase();
-        sq.setAttribute("aria-label", `${coord} ${tile.toUpperCase()}${tile !== tile.toUpperCase() ? " (blank)" : ""}`);
+        sq.setAttribute("aria-label", `${coord} ${tile.toUpperCase()}${blank ? " (blank)" : ""}${isLast ? " (last move)" : ""}`);
       } else if (pv) {
         sq.classList.add("preview");
         sq.textContent = pv.toUpperCase();
@@ -213,10 +311,7 @@ function renderBoard(): void {
       } else {
         if (prem) {
           sq.classList.add(prem[0]);
-          const p = document.createElement("span");
-          p.className = "prem";
-          p.textContent = prem[1];
-          sq.append(p);
+          sq.append(h("span", { className: "prem", textContent: prem[1] }));
         }
         sq.setAttribute("aria-label", `${coord} empty${prem ? `, ${prem[1]}` : ""}`);
       }
@@ -229,6 +324,11 @@ function renderBoard(): void {
   el.replaceChildren(...cells);
   el.dataset.tiles = String(board.flat().filter(Boolean).length);
   el.dataset.cgp = state.cgp;
+  el.dataset.last = lastSquares.size ? last?.notation ?? "" : "";
+  const hist = state.game?.history ?? [];
+  const lm = hist[hist.length - 1];
+  $("last-move").textContent = lm?.move
+    ? `last move: ${state.game!.players[lm.player] ?? ""} ${lm.move.display.trim()} ${lm.move.score >= 0 ? "+" : ""}${lm.move.score}` : "";
 }
 
 function clickSquare(row: number, col: number): void {
@@ -248,45 +348,71 @@ function renderPlayers(): void {
   el.replaceChildren();
   if (!g) return;
   g.players.forEach((name, i) => {
-    const box = document.createElement("div");
-    box.className = "player" + (i === g.onTurn ? " on-turn" : "");
-    box.dataset.player = String(i);
-    const rack = i === g.onTurn ? g.rack : (g.knownOpp ? `${g.knownOpp} (known)` : "");
-    box.innerHTML = "";
-    const n = document.createElement("div");
-    n.className = "name";
-    n.textContent = `${name}${i === g.onTurn ? " — on turn" : ""}`;
-    const s = document.createElement("div");
-    s.className = "score";
-    s.textContent = String(g.scores[i] ?? 0);
-    const r = document.createElement("div");
-    r.className = "rack";
-    r.textContent = rack || "—";
-    r.setAttribute("aria-label", `rack ${rack || "not known"}`);
-    box.append(n, s, r);
+    const known = i !== g.onTurn && g.knownOpp !== "";
+    const rack = i === g.onTurn ? g.rack : g.knownOpp;
+    const rackEl = h("div", { className: "rack" }, h("span", { className: "tiles", textContent: rack || "—" }),
+      known ? h("span", { className: "known", textContent: " known" }) : null);
+    rackEl.setAttribute("aria-label", `rack ${rack ? rack + (known ? " (known)" : "") : "not known"}`);
+    const box = h("div", { className: "player" + (i === g.onTurn ? " on-turn" : ""), data: { player: String(i) } },
+      h("div", { className: "name", textContent: `${name}${i === g.onTurn ? " — on turn" : ""}` }),
+      h("div", { className: "score", textContent: String(g.scores[i] ?? 0) }), rackEl);
     el.append(box);
   });
   $("unseen").textContent =
     `unseen (${g.unseen.length}): ${g.unseen || "—"} · bag ${g.bagCount}` + (g.gameOver ? ` · game over (${g.endReason})` : "");
+  // the tile order: the coming draws, first drawn first; the opponent holds the unseen tiles not in it
+  const need = g.bagCount > 0 ? Math.max(0, g.unseen.length - RACK_SIZE) : 0;
+  const hint = $("tile-order-hint");
+  hint.dataset.need = String(need);
+  hint.textContent = need
+    ? `Tile order: ${need} of the unseen tiles, first drawn first (the opponent holds the other ${RACK_SIZE}); empty draws at random.`
+    : "The bag is empty: a move draws nothing.";
+  $<HTMLInputElement>("tile-order").disabled = need === 0;
+  $<HTMLButtonElement>("copy-cgp").disabled = false;
+  const exportable = state.origin !== "cgp";
+  const exp = $<HTMLButtonElement>("export-gcg");
+  exp.disabled = !exportable;
+  exp.title = exportable ? "Download the whole game as GCG"
+    : "This game began at a CGP position, which GCG cannot record (start a new game or load a GCG)";
 }
 
 function renderEvents(): void {
   const g = state.game;
   const list = $("events");
   list.replaceChildren();
-  const warn = $("warnings");
-  warn.replaceChildren(...(g?.warnings ?? []).map((w) => Object.assign(document.createElement("li"), { textContent: w })));
-  if (!g || !state.gcg) return;
+  $("warnings").replaceChildren(...(g?.warnings ?? []).map((w) => h("li", { textContent: w })));
+  const review = !!g && g.numEvents > 0;
+  $("turns").hidden = !review;
+  $("turns-hint").hidden = !review;
+  if (!g || !review) return;
   $("turn-label").textContent = `turn ${g.turn} of ${g.numEvents}`;
   $("turn-label").dataset.turn = String(g.turn);
   for (const ev of g.events) {
-    const li = document.createElement("li");
-    li.value = ev.number;
-    li.textContent = `${ev.nick}: ${ev.rack ? ev.rack + " " : ""}${ev.move} ${ev.score >= 0 ? "+" : ""}${ev.score} = ${ev.cumulative}`;
-    if (ev.number === g.turn) li.className = "current";
+    const li = h("li", { value: ev.number, tabIndex: -1, data: { number: String(ev.number) } },
+      `${ev.nick}: ${ev.rack ? ev.rack + " " : ""}${ev.move} ${ev.score >= 0 ? "+" : ""}${ev.score} = ${ev.cumulative}`);
+    if (ev.note) li.append(h("div", { className: "note", textContent: ev.note }));
+    if (ev.number === g.turn) {
+      li.className = "current";
+      li.setAttribute("aria-current", "step");
+    }
     if (ev.number > g.turn) li.className = "future";
+    li.title = `go to the position after event ${ev.number}`;
+    li.addEventListener("click", () => void guarded(() => goTo(ev.number)));
     list.append(li);
   }
+  followCurrent(list);
+}
+
+/** Keep the current event in view: centred in the list's own scroll box (the page does not move). */
+function followCurrent(list: HTMLElement): void {
+  const cur = list.querySelector<HTMLElement>("li.current");
+  if (!cur) {
+    list.scrollTop = 0;
+    return;
+  }
+  const top = cur.offsetTop;
+  const want = top - (list.clientHeight - cur.offsetHeight) / 2;
+  list.scrollTop = Math.max(0, Math.min(want, list.scrollHeight - list.clientHeight));
 }
 
 function renderAll(): void {
@@ -298,41 +424,10 @@ function renderAll(): void {
 // ------------------------------------------------------------------ analysis
 
 function clearResults(): void {
+  if (state.job) return;     // a running job's results stay until it ends (it analyses the position it started on)
   $("results").replaceChildren();
   for (const k of Object.keys($("results").dataset)) delete $("results").dataset[k];
   $("job-status").textContent = "";
-}
-
-function table(headers: string[], rows: (string | number)[][], rowData?: (i: number) => Record<string, string>,
-  onRow?: (i: number) => void): HTMLElement {
-  const t = document.createElement("table");
-  const head = t.createTHead().insertRow();
-  headers.forEach((h, i) => {
-    const th = document.createElement("th");
-    th.scope = "col";
-    th.textContent = h;
-    if (i === 1) th.className = "mv";
-    head.append(th);
-  });
-  const body = t.createTBody();
-  rows.forEach((row, i) => {
-    const tr = body.insertRow();
-    row.forEach((v, j) => {
-      const td = tr.insertCell();
-      td.textContent = String(v);
-      if (j === 1) td.className = "mv";
-    });
-    if (rowData) Object.assign(tr.dataset, rowData(i));
-    if (onRow) {
-      tr.tabIndex = 0;
-      tr.addEventListener("click", () => onRow(i));
-      tr.addEventListener("keydown", (e) => { if (e.key === "Enter") onRow(i); });
-    }
-  });
-  const wrap = document.createElement("div");
-  wrap.className = "scroll";
-  wrap.append(t);
-  return wrap;
 }
 
 function showMove(move: Move): void {
@@ -346,18 +441,32 @@ function position() {
   return { cgp: state.cgp, lexicon: state.lexicon };
 }
 
-const num = (id: string) => Number($<HTMLInputElement>(id).value) || 0;
+const val = (id: string) => $<HTMLInputElement>(id).value.trim();
+/** A whole number from an input; empty gives `fallback` (the server's "not given"). */
+function int(id: string, fallback = 0): number {
+  const v = val(id);
+  if (v === "") return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new Error(`${id.replace(/^opt-/, "")}: ${v} is not a whole number`);
+  return n;
+}
+function seconds(id: string): number {
+  const v = val(id);
+  const n = v === "" ? 0 : Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${id.replace(/^opt-/, "")}: ${v} is not a number of seconds`);
+  return n;
+}
 const eq3 = (x: number) => (Math.round(x * 1000) / 1000).toFixed(3);
+const signed = (x: number) => (x > 0 ? `+${x}` : String(x));
 
 async function generate(): Promise<void> {
   const resp = await client.generateMoves({ position: position(), numPlays: 30 });
   const results = $("results");
-  const summary = document.createElement("p");
-  summary.className = "summary";
-  summary.textContent = `${resp.counts?.placements ?? 0} placements, ${resp.counts?.exchanges ?? 0} exchanges, ` +
-    `${resp.counts?.passes ?? 0} passes (lexicon ${resp.lexicon}); the best ${resp.moves.length} by equity:`;
+  const summary = h("p", { className: "summary" },
+    `${resp.counts?.placements ?? 0} placements, ${resp.counts?.exchanges ?? 0} exchanges, ` +
+    `${resp.counts?.passes ?? 0} passes (lexicon ${resp.lexicon}); the best ${resp.moves.length} by equity:`);
   results.replaceChildren(summary, table(
-    ["#", "move", "score", "leave", "equity"],
+    [{ label: "#" }, { label: "move", className: "mv" }, { label: "score" }, { label: "leave", className: "mv" }, { label: "equity" }],
     resp.moves.map((m, i) => [i + 1, m.display, m.score, m.leave, eq3(m.equity)]),
     (i) => ({ move: resp.moves[i].notation, score: String(resp.moves[i].score), equity: eq3(resp.moves[i].equity) }),
     (i) => showMove(resp.moves[i]),
@@ -366,163 +475,154 @@ async function generate(): Promise<void> {
   $("job-status").textContent = `${resp.moves.length} moves`;
 }
 
-function jobStatus(kind: string, snaps: number, elapsed: number, final: boolean, stopped: boolean, extra = ""): void {
+function jobStatus(kind: string, snaps: number, elapsed: number, final: boolean, stopped: boolean, why = ""): void {
   const el = $("job-status");
-  const what = final ? (stopped ? "stopped — the best result so far" : "finished") : "running…";
-  el.textContent = `${kind}: ${what} · ${elapsed.toFixed(1)} s · ${snaps} update(s)${extra ? " · " + extra : ""}`;
+  let what = "running…";
+  if (final && stopped) {
+    what = state.stopAsked ? "stopped — the best result so far" : `ended early${why ? ` (${why})` : ""} — the best result so far`;
+  } else if (final) {
+    what = `finished${why ? ` (${why})` : ""}`;
+  }
+  el.textContent = `${kind}: ${what} · ${elapsed.toFixed(1)} s · ${snaps} update(s)`;
   const results = $("results");
   results.dataset.state = final ? (stopped ? "stopped" : "final") : "running";
   results.dataset.updates = String(snaps);
 }
 
 async function runJob<T extends { jobId: string; final: boolean; stopped: boolean; elapsedSeconds: number }>(
-  kind: string, job: Job<T>, render: (snap: T) => void): Promise<void> {
-  state.job = job as unknown as State["job"];
+  kind: string, job: Job<T>, render: (snap: T) => void, why: (snap: T) => string = () => ""): Promise<void> {
+  state.job = job as unknown as AnyJob;
+  state.stopAsked = false;
   setRunning(true);
   const results = $("results");
   results.replaceChildren();
+  for (const k of Object.keys(results.dataset)) delete results.dataset[k];
   results.dataset.kind = kind;
   results.dataset.state = "starting";
   results.dataset.updates = "0";
   $("job-status").textContent = `${kind}: starting…`;
   let snaps = 0;
+  let counted = false;
+  const uncount = () => {
+    if (!counted) return;
+    counted = false;
+    ownJobs--;
+    renderJobCount();
+    void pollJobs();
+  };
   try {
     for await (const snap of job) {
       snaps++;
+      if (snaps === 1 && !snap.final) {
+        counted = true;        // the server registered the job before its first snapshot
+        ownJobs++;
+        renderJobCount();
+        void pollJobs();
+      }
       render(snap);
-      jobStatus(kind, snaps, snap.elapsedSeconds, snap.final, snap.stopped);
+      jobStatus(kind, snaps, snap.elapsedSeconds, snap.final, snap.stopped, snap.final ? why(snap) : "");
+      if (snap.final) uncount();
     }
   } finally {
+    uncount();
     state.job = undefined;
     setRunning(false);
+    void pollJobs();
   }
 }
 
 function setRunning(running: boolean): void {
-  for (const id of ["gen", "sim", "endgame", "peg", "load-cgp", "load-gcg"]) $<HTMLButtonElement>(id).disabled = running;
+  for (const id of ["gen", "sim", "endgame", "peg", "load-cgp", "load-gcg", "new-game"]) {
+    $<HTMLButtonElement>(id).disabled = running;
+  }
   $<HTMLButtonElement>("stop").disabled = !running;
 }
 
 async function simulate(): Promise<void> {
+  const plies = int("opt-sim-plies", 2);
   const job = startJob(client, "simulate", {
-    position: position(), iterations: num("opt-iterations") || 1000, plies: num("opt-sim-plies") || 2,
-    numPlays: 10, threads: num("opt-threads"),
+    position: position(), numPlays: int("opt-sim-plays"), iterations: int("opt-iterations"), plies,
+    maxTime: seconds("opt-sim-time"), stop: Number($<HTMLSelectElement>("opt-sim-stop").value),
+    threads: int("opt-sim-threads"), oppRack: val("opt-sim-opp"), plays: listOf(val("opt-sim-extra")),
   });
   await runJob("simulation", job, (snap) => {
     const plays = snap.plays;
     const results = $("results");
-    const p = document.createElement("p");
-    p.className = "summary";
-    p.textContent = `${snap.iterations} iterations${snap.stopReason ? ` · ${snap.stopReason}` : ""}`;
-    results.replaceChildren(p, table(
-      ["#", "move", "win % ± 95%", "equity ± 95%", "iters"],
+    const p = h("p", { className: "summary" },
+      `${snap.iterations} iterations · ${plays.length} plays · ${plies} plies${snap.stopReason ? ` · ${snap.stopReason}` : ""}`);
+    replaceKeepingScroll(results, p, table(
+      [{ label: "#" }, { label: "move", className: "mv" }, { label: "win % ± 95%" }, { label: "equity ± 95%" }, { label: "iters" }],
       plays.map((pl, i) => [i + 1, pl.move?.display ?? "", `${pl.winPct.toFixed(2)} ± ${(1.96 * pl.winPctStderr).toFixed(2)}`,
         `${pl.equity.toFixed(2)} ± ${(1.96 * pl.equityStderr).toFixed(2)}`,
         `${pl.iterations}${pl.pruned ? " (pruned)" : ""}`]),
       (i) => ({ move: plays[i].move?.notation ?? "", winPct: plays[i].winPct.toFixed(3) }),
       (i) => plays[i].move && showMove(plays[i].move!),
     ));
-  });
+    results.dataset.plays = String(plays.length);
+    results.dataset.iterations = snap.iterations.toString();
+    results.dataset.stopReason = snap.stopReason;
+  }, (snap) => snap.stopReason);
 }
 
 async function endgame(): Promise<void> {
+  const g = state.game;
+  const onTurn = g?.onTurn ?? 0;
+  const names = g ? [g.players[onTurn], g.players[1 - onTurn]] : ["on turn", "opponent"];
+  const spread0 = g ? (g.scores[onTurn] ?? 0) - (g.scores[1 - onTurn] ?? 0) : 0;
   const job = startJob(client, "solveEndgame", {
-    position: position(), plies: num("opt-eg-plies") || 4, threads: num("opt-threads"),
+    position: position(), plies: int("opt-eg-plies"), maxTime: seconds("opt-eg-time"), threads: int("opt-eg-threads"),
+    firstWin: $<HTMLInputElement>("opt-eg-first-win").checked,
+    disableHeuristics: $<HTMLInputElement>("opt-eg-no-heuristics").checked, ttMegabytes: int("opt-eg-tt"),
   });
   await runJob("endgame", job, (snap) => {
     const results = $("results");
-    const dl = document.createElement("dl");
-    dl.className = "summary";
-    for (const [k, v] of [["value", snap.value >= 0 ? `+${snap.value}` : String(snap.value)],
-      ["final spread", String(snap.finalSpread)], ["depth", String(snap.depth)], ["nodes", snap.nodes.toString()],
-      ["complete", snap.complete ? "yes" : "no"]] as const) {
-      dl.append(Object.assign(document.createElement("dt"), { textContent: k }),
-        Object.assign(document.createElement("dd"), { textContent: v }));
+    const dl = summaryList([["value", signed(snap.value)], ["final spread", signed(snap.finalSpread)],
+      ["depth", String(snap.depth)], ["nodes", snap.nodes.toString()], ["complete", snap.complete ? "yes" : "no"]]);
+    // the principal line: each move's score and the spread after it, for the player on turn
+    let spread = spread0;
+    const rows = snap.bestLine.map((m, i) => {
+      const score = m.move?.score ?? 0;
+      spread += i % 2 === 0 ? score : -score;
+      return [i + 1, names[i % 2], (m.move?.display ?? "").trim() + (m.estimated ? " (estimated)" : ""),
+        score, signed(spread)];
+    });
+    const t = table(
+      [{ label: "#" }, { label: "player", className: "left" }, { label: "move", className: "mv" },
+        { label: "score", title: "the move's points" },
+        { label: "spread", title: "the spread after the move, for the player on turn (starting at " + signed(spread0) + ")" }],
+      rows,
+      (i) => ({ move: snap.bestLine[i].move?.notation ?? "", score: String(snap.bestLine[i].move?.score ?? 0),
+        spread: String(rows[i][4]), estimated: String(snap.bestLine[i].estimated) }),
+      (i) => snap.bestLine[i].move && showMove(snap.bestLine[i].move!),
+    );
+    t.classList.add("line");
+    t.querySelector("table")!.setAttribute("aria-label", "best line");
+    snap.bestLine.forEach((m, i) => { if (m.estimated) t.querySelectorAll("tbody tr")[i].classList.add("estimated"); });
+    const parts: Node[] = [dl, t];
+    if (snap.bestLine.length) {
+      const rest = snap.finalSpread - spread;
+      parts.push(h("p", { className: "summary", id: "eg-end" },
+        `start ${signed(spread0)} · after the line ${signed(spread)}` +
+        (rest ? ` · ${signed(rest)} from the racks left at the end` : "") + ` · final spread ${signed(snap.finalSpread)}`));
     }
-    const ol = document.createElement("ol");
-    ol.className = "line";
-    ol.setAttribute("aria-label", "best line");
-    for (const m of snap.bestLine) {
-      const li = document.createElement("li");
-      li.textContent = (m.move?.display ?? "") + (m.estimated ? " (estimated)" : "");
-      if (m.estimated) li.className = "estimated";
-      ol.append(li);
-    }
-    results.replaceChildren(dl, ol);
+    replaceKeepingScroll(results, ...parts);
     results.dataset.value = String(snap.value);
+    results.dataset.finalSpread = String(snap.finalSpread);
     results.dataset.line = snap.bestLine.map((m) => m.move?.notation ?? "").join(" | ");
-  });
-}
-
-const RESULTS = ["win", "draw", "loss", "unresolved", "pending"] as const;
-
-function outcomeGrid(play: PEGPlayInfo): HTMLElement {
-  const grid = document.createElement("div");
-  grid.className = "grid";
-  grid.setAttribute("aria-label", `outcomes of ${play.move?.notation}`);
-  for (const o of play.outcomes) {
-    const cell = document.createElement("span");
-    cell.className = `cell ${o.result}`;
-    cell.textContent = o.draw;
-    cell.title = `${o.draw}: ${o.result} (${o.weight} ordered draw${o.weight === 1n ? "" : "s"})`;
-    grid.append(cell);
-  }
-  const pending = play.outcomeCounts.find((c) => c.result === "pending");
-  if (pending && pending.draws > 0n) {
-    const cell = document.createElement("span");
-    cell.className = "cell pending";
-    cell.textContent = `${pending.draws}…`;
-    cell.title = `${pending.draws} draw groups not solved yet`;
-    grid.append(cell);
-  }
-  return grid;
+  }, (snap) => snap.stopReason);
 }
 
 async function preEndgame(): Promise<void> {
-  const job = startJob(client, "solvePreEndgame", {
-    position: position(), endgamePlies: num("opt-peg-plies") || 4, threads: num("opt-threads"),
-  });
-  const MAX_ROWS = 40;
+  const opts = pegOptions();
+  const view = newPegView();
+  const job = startJob(client, "solvePreEndgame", { position: position(), ...opts });
   await runJob("pre-endgame", job, (snap) => {
-    const results = $("results");
-    const dl = document.createElement("dl");
-    dl.className = "summary";
-    const leader = snap.winner ? `${snap.winner} (${snap.leaderReason})` : `none yet${snap.noLeaderReason ? ` — ${snap.noLeaderReason}` : ""}`;
-    for (const [k, v] of [[snap.final && snap.complete ? "winner" : "leader", leader],
-      ["draws", `${snap.drawsDone}/${snap.drawsTotal}`], ["orderings", snap.totalPermutations.toString()],
-      ["endgames", `${snap.endgames} (${snap.endgamesPerSecond.toFixed(0)}/s)`],
-      ["best bounds", `${snap.bestLower.toFixed(1)}–${snap.bestUpper.toFixed(1)}`],
-      ["draw groups left", snap.drawGroupsLeft.toString()]] as const) {
-      dl.append(Object.assign(document.createElement("dt"), { textContent: k }),
-        Object.assign(document.createElement("dd"), { textContent: v }));
-    }
-    const legend = document.createElement("div");
-    legend.className = "legend";
-    for (const r of RESULTS) {
-      const s = document.createElement("span");
-      s.innerHTML = "";
-      s.append(Object.assign(document.createElement("span"), { className: `cell ${r}`, textContent: " " }), ` ${r}`);
-      legend.append(s);
-    }
-    const plays = snap.plays.slice(0, MAX_ROWS);
-    const t = table(
-      ["#", "move", "wins", "win %", "lower–upper", "draws done", "outcomes"],
-      plays.map((p, i) => [i + 1, p.move?.display ?? "", p.wins.toFixed(1), p.winPct.toFixed(1),
-        `${p.lowerWins.toFixed(1)}–${p.upperWins.toFixed(1)}`, `${p.drawsDone}/${p.drawsTotal}${p.cutOff ? " (cut off)" : ""}`, ""]),
-      (i) => ({ move: plays[i].move?.notation ?? "", wins: plays[i].wins.toFixed(2), lower: String(plays[i].lowerWins),
-        upper: String(plays[i].upperWins) }),
-      (i) => plays[i].move && showMove(plays[i].move!),
-    );
-    t.querySelectorAll("tbody tr").forEach((tr, i) => {
-      const cell = (tr as HTMLTableRowElement).cells[6];
-      cell.style.textAlign = "left";
-      cell.append(outcomeGrid(plays[i]));
-    });
-    const more = document.createElement("p");
-    more.className = "summary";
-    more.textContent = snap.plays.length > MAX_ROWS ? `(${snap.plays.length - MAX_ROWS} more plays not shown)` : "";
-    results.replaceChildren(dl, legend, t, more);
-    results.dataset.winner = snap.winner;
+    renderPeg(snap, view, $("results"), (p) => p.move && showMove(p.move));
+  }, (snap) => {
+    if (snap.eventuality) return "eventuality explained";
+    if (snap.complete) return "";
+    if (opts.maxTime && snap.elapsedSeconds >= opts.maxTime * 0.9) return "time limit";
+    return `${snap.drawGroupsLeft} draw groups left`;
   });
 }
 
@@ -533,7 +633,8 @@ function on(id: string, fn: () => Promise<void>): void {
 }
 
 on("load-cgp", loadCgp);
-on("load-gcg", () => loadGcg());
+on("new-game", newGame);
+on("load-gcg", loadGcg);
 on("turn-first", () => step("first"));
 on("turn-prev", () => step("prev"));
 on("turn-next", () => step("next"));
@@ -542,12 +643,20 @@ on("gen", generate);
 on("sim", simulate);
 on("endgame", endgame);
 on("peg", preEndgame);
+on("copy-cgp", copyCgp);
+on("export-gcg", exportGcg);
 on("stop", async () => {
-  if (state.job) await state.job.stop();
+  if (!state.job) return;
+  state.stopAsked = true;
+  await state.job.stop();
 });
+$("peg-only-add").addEventListener("click", () => addOnlySolve(val("move-input")));
+$("peg-defaults").addEventListener("click", () => resetPegOptions());
+$("peg-options").addEventListener("input", () => describePegOptions());
+$("peg-options").addEventListener("change", () => describePegOptions());
 $("play-form").addEventListener("submit", (e) => {
   e.preventDefault();
-  void guarded(() => playMove($<HTMLInputElement>("move-input").value.trim()));
+  void guarded(() => playMove(val("move-input")));
 });
 $("gcg-file").addEventListener("change", () => void guarded(async () => {
   const file = $<HTMLInputElement>("gcg-file").files?.[0];
@@ -562,10 +671,16 @@ $("token-save").addEventListener("click", () => {
   void loadServerInfo();
 });
 document.addEventListener("keydown", (e) => {
-  if (!state.gcg || (e.target as HTMLElement).closest("input, textarea, select")) return;
-  if (e.key === "ArrowLeft") void guarded(() => step("prev"));
-  if (e.key === "ArrowRight") void guarded(() => step("next"));
+  const g = state.game;
+  if (!g || g.numEvents === 0 || e.altKey || e.ctrlKey || e.metaKey) return;
+  if ((e.target as HTMLElement).closest("input, textarea, select")) return;
+  const keys: Record<string, "first" | "prev" | "next" | "last"> = { ArrowLeft: "prev", ArrowRight: "next", Home: "first", End: "last" };
+  const where = keys[e.key];
+  if (!where) return;
+  e.preventDefault();
+  void guarded(() => step(where));
 });
 
+resetPegOptions();
 renderBoard();
 void loadServerInfo();
