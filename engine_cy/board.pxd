@@ -9,6 +9,10 @@ cdef class Board:
     cdef readonly int start_row, start_col
     cdef readonly str layout_name
     cdef readonly int n_tiles                        # tiles on the board
+    cdef readonly bint open_down                     # openings are searched down as well as across
+    cdef int32_t opening_pen[2 * MAX_BOARD_DIM]      # per square i of the start lane, [d * MAX_BOARD_DIM + i] (d 0:
+                                                     # the start row, 1: column): millipoints an opening play loses
+                                                     # for a vowel there
     # Both orientations are kept so that one generator scans lanes: dir 0 = rows (across plays),
     # dir 1 = columns (down plays); square (lane, idx) is [lane * dim + idx].
     cdef ml_t tiles[2][MAX_SQUARES]                  # 0 empty, ml, ml | 0x80 for a blank

@@ -4,6 +4,9 @@ from libc.stdint cimport uint32_t
 from libc.string cimport memset
 from engine_cy.common cimport ml_t, MAX_BOARD_DIM
 
+cdef enum:
+    OPENING_PENALTY_STEP = 350   # millipoints per premium step beside the start lane (DL or DW: one step)
+
 # Premium characters (MAGPIE/Macondo layout files): = TWS, - DWS, " TLS, ' DLS, ~ QWS, ^ QLS, space plain.
 _PREMIUMS = {"=": (1, 3), "-": (1, 2), '"': (3, 1), "'": (2, 1), "~": (1, 4), "^": (4, 1), " ": (1, 1), ".": (1, 1)}
 
@@ -30,14 +33,16 @@ cdef class Board:
     """A square board with premium squares. Tiles: 0 empty, ml, ml|0x80 blank."""
 
     def __init__(self, str layout=STANDARD15, str name="CrosswordGame"):
-        cdef int r, c, dim
-        lines = [ln.rstrip("\n") for ln in layout.splitlines()]
-        lines = [ln for ln in lines if ln.strip() != "" or len(ln) > 0]
+        cdef int r, c, dim, d, i, lm, wm
+        lines = [ln.rstrip("\r\n") for ln in layout.splitlines()]
+        while lines and not lines[len(lines) - 1]:
+            lines.pop()           # blank lines at the end (a row of plain squares is spaces, not nothing)
         if not lines:
-            raise ValueError("board layout is empty")
+            raise ValueError(f"board layout {name!r} is empty")
         head = lines[0].replace(" ", "").split(",")
-        if len(head) != 2 or not all(h.isdigit() for h in head):
-            raise ValueError(f"board layout {name!r}: first line must be 'row, col' of the start square")
+        if len(head) != 2 or not all(h.isascii() and h.isdigit() and len(h) <= 3 for h in head):
+            raise ValueError(f"board layout {name!r}: first line must be 'row, col' of the start square "
+                             "(counted from 0)")
         rows = lines[1:]
         dim = len(rows)
         if dim < 3 or dim > MAX_BOARD_DIM:
@@ -46,24 +51,55 @@ cdef class Board:
         self.layout_name = name
         self.start_row, self.start_col = int(head[0]), int(head[1])
         if not (0 <= self.start_row < dim and 0 <= self.start_col < dim):
-            raise ValueError(f"board layout {name!r}: start square is off the board")
+            raise ValueError(f"board layout {name!r}: start square ({self.start_row}, {self.start_col}) is off the "
+                             f"board ({dim}x{dim}, squares counted from 0)")
         memset(self.tiles, 0, sizeof(self.tiles))
         memset(self.occ, 0, sizeof(self.occ))
         for r in range(dim):
             row = rows[r].ljust(dim)
             if len(row) != dim:
-                raise ValueError(f"board layout {name!r}: row {r + 1} has {len(row)} squares, expected {dim}")
+                raise ValueError(f"board layout {name!r}: row {r + 1} has {len(row)} squares; the board has "
+                                 f"{dim} rows, so each row has {dim} squares")
             for c in range(dim):
                 ch = row[c]
                 if ch not in _PREMIUMS:
-                    raise ValueError(f"board layout {name!r}: unknown premium {ch!r} at row {r + 1}")
+                    raise ValueError(f"board layout {name!r}: unknown premium {ch!r} at row {r + 1}, column {c + 1} "
+                                     "(= TW, - DW, \" TL, ' DL, ~ 4W, ^ 4L, space or . plain)")
                 lm, wm = _PREMIUMS[ch]
                 self.letter_mult[0][r * dim + c] = lm
                 self.letter_mult[1][c * dim + r] = lm
                 self.word_mult[0][r * dim + c] = wm
                 self.word_mult[1][c * dim + r] = wm
+        # the opening plays: both directions unless the layout is the same seen across and down
+        self.open_down = self.start_row != self.start_col or \
+            any(self.letter_mult[0][i] != self.letter_mult[1][i] or self.word_mult[0][i] != self.word_mult[1][i]
+                for i in range(dim * dim))
+        # the opening's vowel penalty per square of the start lane: half a point per premium step of each
+        # square beside it (a vowel there opens the premium to the reply)
+        memset(self.opening_pen, 0, sizeof(self.opening_pen))
+        for d in range(2):
+            lane = self.start_row if d == 0 else self.start_col
+            for side in (lane - 1, lane + 1):
+                if 0 <= side < dim:
+                    for i in range(dim):
+                        self.opening_pen[d * MAX_BOARD_DIM + i] += OPENING_PENALTY_STEP * (
+                            self.letter_mult[d][side * dim + i] - 1 + self.word_mult[d][side * dim + i] - 1)
         self.n_tiles = 0
         self.cross_valid = False
+
+    def layout_text(self):
+        """The layout in the file format it was read from: 'row, col' of the start square, then the rows."""
+        marks = {v: k for k, v in _PREMIUMS.items() if k != "."}
+        rows = ["".join(marks[(self.letter_mult[0][r * self.dim + c], self.word_mult[0][r * self.dim + c])]
+                        for c in range(self.dim)) for r in range(self.dim)]
+        return f"{self.start_row}, {self.start_col}\n" + "\n".join(rows) + "\n"
+
+    def opening_penalty(self, int direction, int index):
+        """Millipoints taken from an opening play's equity for a vowel on square `index` of the start lane
+        (direction 0: the start row, 1: the start column)."""
+        if not 0 <= index < self.dim or direction not in (0, 1):
+            raise IndexError("no such square of the start lane")
+        return self.opening_pen[direction * MAX_BOARD_DIM + index]
 
     cdef void put(self, int row, int col, ml_t ml) noexcept nogil:
         cdef ml_t old = self.tiles[0][row * self.dim + col]
@@ -140,6 +176,8 @@ cdef class Board:
         b.start_row = self.start_row
         b.start_col = self.start_col
         b.layout_name = self.layout_name
+        b.open_down = self.open_down
+        b.opening_pen = self.opening_pen
         b.n_tiles = self.n_tiles
         b.tiles = self.tiles
         b.occ = self.occ

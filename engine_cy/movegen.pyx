@@ -28,7 +28,6 @@ cdef extern from "portable.h":
     void prefetch "macondo_prefetch"(const void*) nogil
 
 cdef enum:
-    OPENING_VOWEL_PENALTY = 700      # millipoints per vowel next to the opening DLS pairs
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
 
 cdef inline void _shadow_insert(int c, int cap, int vmax, int j, int* sorted_c, int* sorted_u, int* u,
@@ -475,14 +474,11 @@ cdef class MoveGen:
         self.fill_place(m, leftstrip, rightstrip, score)
         m.equity = eq
         if self.board_empty:
-            # opening placement penalty: vowels on the squares beside the DLS pairs
+            # opening placement penalty: vowels on the squares beside premiums next to the start lane
             for i in range(leftstrip, rightstrip + 1):
                 t = self.strip[i]
                 if t != 0 and self.vowel[t & 0x7F]:
-                    if self.dim == 15 and (i == 2 or i == 6 or i == 8 or i == 12):
-                        pen += OPENING_VOWEL_PENALTY
-                    elif self.dim == 21 and (i == 5 or i == 9 or i == 11 or i == 15):
-                        pen += OPENING_VOWEL_PENALTY
+                    pen += self.board.opening_pen[self.dir * MAX_BOARD_DIM + i]
             m.equity -= pen
         if direct:
             self.n_moves += 1
@@ -677,7 +673,12 @@ cdef class MoveGen:
         if lane < dim - 1:
             cross |= occ[lane + 1]
         if self.board_empty:
-            anchors = (<uint32_t> 1 << self.board.start_col) if d == 0 and lane == self.board.start_row else 0
+            if d == 0 and lane == self.board.start_row:
+                anchors = <uint32_t> 1 << self.board.start_col
+            elif d == 1 and lane == self.board.start_col and self.board.open_down:
+                anchors = <uint32_t> 1 << self.board.start_row
+            else:
+                anchors = 0
         else:
             # the last tile of each run, and each empty square touched across but by no tile along the lane:
             # every play covers one (it places a tile next to a tile), and a play through a run is searched
@@ -822,7 +823,8 @@ cdef class MoveGen:
         cdef bint one = self.rack_tiles == 1
         cdef const uint32_t* occ = &self.board.occ[d][0]
         if self.board.n_tiles == 0:
-            return d == 0 and lane == self.board.start_row
+            return (d == 0 and lane == self.board.start_row) or \
+                (d == 1 and lane == self.board.start_col and self.board.open_down)
         t = occ[lane]
         near = (t << 1) | (t >> 1)
         if lane > 0:
@@ -996,7 +998,7 @@ cdef class MoveGen:
         self.prepare_shadow()
         n_by_value = _letters_by_value(self.rack, self.scores, 1, self.ld.size, by_value)
         for d in range(2):
-            if self.board_empty and d == 1:
+            if self.board_empty and d == 1 and not self.board.open_down:
                 break
             for lane in range(self.dim):
                 if self.lane_filter != NULL and not self.lane_filter[d * MAX_BOARD_DIM + lane]:
@@ -1159,6 +1161,7 @@ cdef class MoveGen:
         cdef const WmSlot* slot
         cdef OpenCand* cand
         if self.short_map is None or not self.use_opening_map or not self.use_word_map or dim > 32 or \
+                self.board.open_down or \
                 self.rack[0] > 2 or \
                 not (best or self.record_mode == RECORD_ALL or self.record_mode == RECORD_TOP_N):
             return False
@@ -1391,8 +1394,10 @@ cdef class MoveGen:
                 left = i + 1        # square i takes no rack letter: no span can cover it
                 continue
             if self.board_empty:
-                touches = self.dir == 0 and self.lane == self.board.start_row and \
-                    left <= self.board.start_col < i
+                touches = (self.dir == 0 and self.lane == self.board.start_row and
+                           left <= self.board.start_col < i) or \
+                    (self.dir == 1 and self.lane == self.board.start_col and self.board.open_down and
+                     left <= self.board.start_row < i)
             if touches:
                 e = self.bingo_classes(k0, k1)
                 if self.bc_count[e] > 0:
@@ -1591,7 +1596,7 @@ cdef class MoveGen:
         elif self.rack_tiles > 0:
             self.begin_bingos()
             for d in range(2):
-                if self.board_empty and d == 1:
+                if self.board_empty and d == 1 and not self.board.open_down:
                     break
                 self.dir = d
                 for lane in range(self.dim):
@@ -1645,7 +1650,7 @@ cdef class MoveGen:
                 if not lanes[idx]:
                     continue
                 has[idx] = 0
-                if self.rack_tiles == 0 or (self.board_empty and d == 1):
+                if self.rack_tiles == 0 or (self.board_empty and d == 1 and not self.board.open_down):
                     continue
                 self.has_best = False
                 self.dir = d

@@ -29,7 +29,7 @@ cdef extern from *:
 cdef enum:
     LANES = 2 * MAX_BOARD_DIM
     MAX_PLIES = 16
-    MAX_POOL = 128
+    MAX_POOL = 256             # unseen tiles (the 21x21 game has 200)
     WIN_ROWS = 601
     WIN_COLS = 94
 
@@ -83,6 +83,9 @@ cdef class SimWorker:
     cdef ml_t* inf_tiles        # [n_inf * RACK_SIZE]
     cdef uint8_t* inf_len
     cdef double* inf_cum        # cumulative weights
+    # track_pairs: per two candidates a < b simulated on the same iteration, [(a * n + b) * 5 ...]: the
+    # iterations, the sum and the sum of squares of win(a) - win(b), the same of equity(a) - equity(b)
+    cdef double* pair
 
     def __cinit__(self):
         self.cands = NULL
@@ -97,6 +100,7 @@ cdef class SimWorker:
         self.inf_tiles = NULL
         self.inf_len = NULL
         self.inf_cum = NULL
+        self.pair = NULL
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, candidates, known_opp, wintable,
                  uint64_t seed, int plies=2, int bingo_bonus=50):
@@ -263,6 +267,39 @@ cdef class SimWorker:
         free(self.inf_tiles)
         free(self.inf_len)
         free(self.inf_cum)
+        free(self.pair)
+
+    def track_pairs(self):
+        """From now on, for every two candidates simulated on the same iteration, accumulate the differences of
+        their samples (pair_stats): the paired comparison best-arm identification makes (the draws are common, so
+        the differences vary much less than either sample)."""
+        cdef size_t n = <size_t> max(1, self.n_cands)
+        if self.pair == NULL:
+            self.pair = <double*> calloc(n * n * 5, sizeof(double))
+            if self.pair == NULL:
+                raise MemoryError()
+
+    def pair_stats(self, int a):
+        """Candidate a against each candidate b (track_pairs): (iterations both were simulated on, the sum and the
+        sum of squares of win(a) - win(b), the same for equity(a) - equity(b)); zeros for b = a."""
+        cdef int b, k = self.n_cands
+        cdef double* p
+        cdef double sign
+        if not 0 <= a < k:
+            raise IndexError("no such candidate")
+        out = []
+        for b in range(k):
+            if b == a or self.pair == NULL:
+                out.append((0, 0.0, 0.0, 0.0, 0.0))
+                continue
+            if a < b:
+                p = &self.pair[(<size_t> a * k + b) * 5]
+                sign = 1.0
+            else:
+                p = &self.pair[(<size_t> b * k + a) * 5]
+                sign = -1.0
+            out.append((<long long> p[0], sign * p[1], p[2], sign * p[3], p[4]))
+        return out
 
     def set_inferred_leaves(self, counts, weights):
         """The opponent's inferred leaves: counts uint8 [n, letters] (each within the unseen pool less the known
@@ -407,6 +444,9 @@ cdef class SimWorker:
         cdef bint reuse, stopped = False, worked = False
         cdef double* it_ps
         cdef double* it_pb
+        cdef double* pp
+        cdef double dw, de
+        cdef int c2
         self.deal(index, opp, shuffled, &need, &pool_n)
         self.g.set_hidden(opp_p, opp, &shuffled[need], pool_n - need)
         start = self.g.score[self.me] - self.g.score[opp_p]
@@ -494,6 +534,21 @@ cdef class SimWorker:
             for ply in range(self.plies):
                 self.ply_score[c * MAX_PLIES + ply] += self.it_ply_score[c * MAX_PLIES + ply]
                 self.ply_bingo[c * MAX_PLIES + ply] += self.it_ply_bingo[c * MAX_PLIES + ply]
+        if self.pair != NULL:
+            for c in range(self.n_cands):
+                if not self.it_done[c]:
+                    continue
+                for c2 in range(c + 1, self.n_cands):
+                    if not self.it_done[c2]:
+                        continue
+                    pp = &self.pair[(<size_t> c * self.n_cands + c2) * 5]
+                    dw = self.it_win[c] - self.it_win[c2]
+                    de = self.it_eq[c] - self.it_eq[c2]
+                    pp[0] += 1
+                    pp[1] += dw
+                    pp[2] += dw * dw
+                    pp[3] += de
+                    pp[4] += de * de
         self.iterations += 1
         return True
 

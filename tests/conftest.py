@@ -21,7 +21,7 @@ if LEXICA.is_dir():
     os.environ.setdefault("MACONDO_DATA_DIR", str(LEXICA))
 
 
-# GCG records: the project's own (but the two in languages without a letter distribution here) and the shared
+# GCG records: the project's own (but the two in a language no lexicon here is for) and the shared
 # cases' games
 GCG_DATA = ROOT / "tests" / "data" / "gcg"
 GCG_FOREIGN = {"polish_tiles.gcg", "polish_distribution.gcg"}

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from macondo_server.model.tiles import new_board
+from engine_cy.board import STANDARD15, Board
+from macondo_server.model.tiles import get_distribution
 from macondo_server.runtime.cluster import (
     Cluster,
     ClusterError,
@@ -231,16 +232,21 @@ def fit_values(space: LeaveSpace, wsum: np.ndarray, esum: np.ndarray, nobs: np.n
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(kwg_bytes: bytes, ld_name: str, ignore_sigint: bool = True) -> None:
+def _worker_init(kwg_bytes: bytes, ld_name: str, ignore_sigint: bool = True, ld_table: str | None = None,
+                 layout_text: str | None = None) -> None:
+    """A worker process's word graph, letter distribution (its table as the parent read it, else the one of
+    that name) and board layout (the standard 15x15 one by default)."""
     from engine_cy.alphabet import LetterDistribution
     from engine_cy.kwg import Kwg
 
     if ignore_sigint:
         signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides when to stop
-    if ld_name != "english":
-        raise TrainError(f"unsupported letter distribution {ld_name!r}")
+    try:
+        _WORKER["ld"] = LetterDistribution(ld_table, ld_name) if ld_table else get_distribution(ld_name)
+    except ValueError as exc:
+        raise TrainError(f"letter distribution {ld_name!r}: {exc}") from None
     _WORKER["kwg"] = Kwg(kwg_bytes)
-    _WORKER["ld"] = LetterDistribution.english()
+    _WORKER["layout"] = layout_text or STANDARD15
 
 
 def _worker_games(klv_path: str, forced_path: str | None, forced: float, round_seed: int, start: int,
@@ -254,7 +260,7 @@ def _worker_games(klv_path: str, forced_path: str | None, forced: float, round_s
     if _WORKER.get("key") != key:
         klv = Klv.from_file(klv_path)
         fl = np.load(forced_path) if forced_path else None
-        _WORKER["gen"] = LeaveGenWorker(_WORKER["kwg"], klv, _WORKER["ld"], new_board(), fl, forced)
+        _WORKER["gen"] = LeaveGenWorker(_WORKER["kwg"], klv, _WORKER["ld"], Board(_WORKER["layout"]), fl, forced)
         _WORKER["key"] = key
     w = _WORKER["gen"]
     codes, eqs, flags = [], [], []
@@ -286,6 +292,7 @@ class TrainSpec(TypedDict):
     forced_sha: str | None
     forced: float
     round_seed: int
+    distribution: str | None      # the letter distribution the lexicon is played with (None: its own)
 
 
 def train_games_task(spec: TrainSpec, klv_data: bytes, forced_rows: np.ndarray | None, start: int,
@@ -302,14 +309,14 @@ def train_games_task(spec: TrainSpec, klv_data: bytes, forced_rows: np.ndarray |
     run = spec["run"]
     if run_stopped(run):
         return None
-    lex = worker_lexicon(spec["lexicon"], spec["fingerprint"])
+    lex = worker_lexicon(spec["lexicon"], spec["fingerprint"]).for_distribution(spec.get("distribution"))
     key: _GenKey = (spec["lexicon"], spec["fingerprint"], spec["klv_sha"], spec["forced_sha"], spec["forced"])
     tid = threading.get_ident()
     have = _W_GEN.get(tid)
     if have is None or have[0] != key:
         if hashlib.sha256(klv_data).hexdigest() != spec["klv_sha"]:
             raise TrainError("the round's leave values arrived damaged")
-        gen = LeaveGenWorker(lex.kwg, Klv(klv_data), lex.ld, new_board(), forced_rows, float(spec["forced"]))
+        gen = LeaveGenWorker(lex.kwg, Klv(klv_data), lex.ld, lex.new_board(), forced_rows, float(spec["forced"]))
         _W_GEN[tid] = have = (key, gen)
     w = have[1]
     codes, eqs, flags = [], [], []
@@ -333,11 +340,13 @@ class _LocalGames:
     """A round's games on worker processes of this machine; the round's values reach them through files in
     the run's folder (the workers' key includes the round's seed: the file names do not change)."""
 
-    def __init__(self, out: Path, kwg_bytes: bytes, ld_name: str, workers: int) -> None:
+    def __init__(self, out: Path, kwg_bytes: bytes, ld_name: str, workers: int, ld_table: str | None = None,
+                 layout_text: str | None = None) -> None:
         self.out = out
         self.workers = workers
         self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
-                                        initializer=_worker_init, initargs=(kwg_bytes, ld_name))
+                                        initializer=_worker_init,
+                                        initargs=(kwg_bytes, ld_name, True, ld_table, layout_text))
         self.args: tuple[str, str | None, float, int] = ("", None, 0.0, 0)
 
     def slots(self) -> int:
@@ -385,13 +394,14 @@ class _ClusterGames:
     and forced leaves are scattered to every worker once per round; small batches so every worker thread
     has work, two per thread in flight."""
 
-    def __init__(self, cluster: Cluster, lexicon: str, fingerprint: str) -> None:
+    def __init__(self, cluster: Cluster, lexicon: str, fingerprint: str, distribution: str | None = None) -> None:
         self.distributed = import_distributed()
         self.cluster = cluster
         self.client = cluster.client
         self.run = new_run_id()
         self.lexicon = lexicon
         self.fingerprint = fingerprint
+        self.distribution = distribution
         self.spec: TrainSpec | None = None        # the round's (begin)
         self.data: list[Any] = []                 # the round's scattered values and forced leaves (Futures)
         self.seen = [time.monotonic(), 0.0]
@@ -406,7 +416,8 @@ class _ClusterGames:
         self.spec = {"lexicon": self.lexicon, "fingerprint": self.fingerprint, "run": self.run,
                      "klv_sha": hashlib.sha256(klv).hexdigest(),
                      "forced_sha": hashlib.sha256(forced_rows.tobytes()).hexdigest()
-                     if forced_rows is not None else None, "forced": forced, "round_seed": round_seed}
+                     if forced_rows is not None else None, "forced": forced, "round_seed": round_seed,
+                     "distribution": self.distribution}
         try:
             self.data = [self.client.scatter(klv, broadcast=True, hash=False),
                          self.client.scatter(forced_rows, broadcast=True, hash=False)
@@ -476,8 +487,6 @@ class LeaveTrainer:
         options.validate()
         if not 1 <= workers <= MAX_WORKERS:
             raise TrainError(f"workers must be 1 to {MAX_WORKERS}, got {workers}")
-        if lexicon.ld.name != "english":
-            raise TrainError(f"unsupported letter distribution {lexicon.ld.name!r}")
         self.lexicon = lexicon
         self.options = options
         self.out = Path(out_dir)
@@ -558,10 +567,11 @@ class LeaveTrainer:
         finished: list[RoundFigures] = []
         games: _LocalGames | _ClusterGames
         if cluster is not None:
-            games = _ClusterGames(cluster, self.lexicon.name, str(fingerprint))
+            games = _ClusterGames(cluster, self.lexicon.name, str(fingerprint), self.lexicon.ld.name)
         else:
             kwg_bytes = bytes(np.asarray(self.lexicon.kwg.array).tobytes())
-            games = _LocalGames(self.out, kwg_bytes, self.lexicon.ld.name, self.workers)
+            games = _LocalGames(self.out, kwg_bytes, self.lexicon.ld.name, self.workers, self.lexicon.ld.table(),
+                                self.lexicon.new_board().layout_text())
         try:
             for r in range(self.rounds_done + 1, self.options.rounds + 1):
                 fig, values = self._round(games, space, r, values, progress, stop)

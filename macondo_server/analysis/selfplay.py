@@ -19,11 +19,11 @@ from engine_cy.autoplay import AutoplayWorker, game_seed
 from engine_cy.game import Game
 from engine_cy.klv import Klv
 from macondo_server.engine.facade import Engine
-from macondo_server.engine.lexicon import Lexicon
+from macondo_server.engine.lexicon import Lexicon, LexiconError, record_pragmas
 from macondo_server.model.coords import format_coord
 from macondo_server.model.gcg import GcgEvent, GcgGame, write_gcg
+from macondo_server.model.languages import language_of
 from macondo_server.model.move import Move, format_move
-from macondo_server.model.tiles import new_board
 from macondo_server.runtime.cluster import (
     Cluster,
     lexicon_fingerprint,
@@ -73,37 +73,50 @@ class AutoplaySummary:
 
 
 def bots_from_options(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
-                      leaves2: str | None, by_name: bool = False) -> tuple[BotSpec, BotSpec]:
+                      leaves2: str | None, by_name: bool = False,
+                      distribution: str | None = None) -> tuple[BotSpec, BotSpec]:
     """The two bots of `macondo autoplay` / the Autoplay RPC: bot 2 defaults to bot 1's lexicon and leaves.
     Leaves are file paths at the command line, leave-set names in the data directories (`by_name`) for
-    requests."""
+    requests. Both play with bot 1's distribution (`distribution` when given, else its lexicon's own); a
+    lexicon of another language is refused."""
     load = engine.named_leaves if by_name else engine.leaves
-    lex1 = engine.lexicon(lexicon or None)
-    lex2 = engine.lexicon(lexicon2) if lexicon2 else lex1
-    klv1 = load(leaves) if leaves else lex1.klv
-    klv2 = load(leaves2) if leaves2 else (lex2.klv if lexicon2 else klv1)
+    lex1 = engine.lexicon(lexicon or None).for_distribution(distribution)
+    lex2 = same_distribution(lex1, engine.lexicon(lexicon2)) if lexicon2 else lex1
+    klv1 = load(leaves, lex1.ld) if leaves else lex1.klv
+    klv2 = load(leaves2, lex2.ld) if leaves2 else (lex2.klv if lexicon2 else klv1)
     return BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2")
 
 
+def same_distribution(first: Lexicon, other: Lexicon) -> Lexicon:
+    """`other` played with `first`'s distribution: two lexica meet in one game only with the same tiles."""
+    if other.ld.name == first.ld.name:
+        return other
+    if language_of(other.ld.name) != language_of(first.ld.name):
+        raise LexiconError(f"lexica {first.name} ({first.ld.name}) and {other.name} ({other.ld.name}) have different "
+                           "letter distributions: the games of one run use one distribution")
+    return other.for_distribution(first.ld.name)
+
+
 def bot_sources(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
-                leaves2: str | None, by_name: bool = False) -> list[BotSource]:
+                leaves2: str | None, by_name: bool = False, distribution: str | None = None) -> list[BotSource]:
     """What a cluster worker needs to rebuild the bots of bots_from_options (same arguments): each bot's lexicon
     by name and content fingerprint, and its leaves as the file's bytes (None: the lexicon's own leaves). The
     worker reads lexica from its own data directories; leaves travel with the task, never as a path."""
 
     def leaves_bytes(spec: str) -> bytes:
         path = engine.registry.find_leaves(spec) if by_name else Path(spec)
-        engine.named_leaves(spec) if by_name else engine.leaves(spec)   # the same checks as the local bots
+        engine.named_leaves(spec, lex1.ld) if by_name else engine.leaves(spec, lex1.ld)   # the local bots' checks
         return Path(path).read_bytes()
 
-    lex1 = engine.lexicon(lexicon or None)
-    lex2 = engine.lexicon(lexicon2) if lexicon2 else lex1
+    lex1 = engine.lexicon(lexicon or None).for_distribution(distribution)
+    lex2 = same_distribution(lex1, engine.lexicon(lexicon2)) if lexicon2 else lex1
     data1 = leaves_bytes(leaves) if leaves else None
     data2 = leaves_bytes(leaves2) if leaves2 else (None if lexicon2 else data1)
     out = []
     for lex, data in ((lex1, data1), (lex2, data2)):
         out.append({"lexicon": lex.name, "fingerprint": lexicon_fingerprint(engine, lex.name), "leaves": data,
-                    "leaves_sha": hashlib.sha256(data).hexdigest() if data is not None else None})
+                    "leaves_sha": hashlib.sha256(data).hexdigest() if data is not None else None,
+                    "distribution": lex.ld.name})
     return out
 
 
@@ -146,7 +159,8 @@ def history_to_gcg(worker_game: Game, ld: LetterDistribution, names: tuple[str, 
     """A finished game's move history as a GCG record (seat 0 moved first)."""
     seat_names = (names[first_bot], names[1 - first_bot])
     game = GcgGame(players=[(seat_names[0], seat_names[0]), (seat_names[1], seat_names[1])])
-    board = new_board()
+    board = worker_game.board.copy()
+    board.clear()
     cum = [0, 0]
     for player, kind, row, col, vertical, tiles, score, rack in worker_game.history():
         nick = seat_names[player]
@@ -202,8 +216,9 @@ def run_autoplay(
         raise ValueError(f"number of games must be positive, got {games}")
     if threads <= 0:
         raise ValueError(f"threads must be positive, got {threads}")
-    if bot1.lexicon.ld.size != bot2.lexicon.ld.size:
-        raise ValueError("both bots must use the same letter distribution")
+    if bot1.lexicon.ld.table() != bot2.lexicon.ld.table():
+        raise ValueError(f"both bots must use the same letter distribution ({bot1.lexicon.name}: "
+                         f"{bot1.lexicon.ld.name}, {bot2.lexicon.name}: {bot2.lexicon.ld.name})")
     out_dir = Path(gcg_dir) if gcg_dir else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -217,7 +232,8 @@ def run_autoplay(
             raise ValueError("self-play on a cluster needs the bots' sources (bot_sources)")
         return _run_on_cluster(cluster, sources, games, seed, pairs, out_dir, names, progress, stop, records)
     workers = [
-        AutoplayWorker(bot1.lexicon.kwg, bot1.leaves, bot2.lexicon.kwg, bot2.leaves, bot1.lexicon.ld, new_board())
+        AutoplayWorker(bot1.lexicon.kwg, bot1.leaves, bot2.lexicon.kwg, bot2.leaves, bot1.lexicon.ld,
+                       bot1.lexicon.new_board())
         for _ in range(threads)
     ]
 
@@ -232,7 +248,7 @@ def run_autoplay(
             rec = GameRecord(g, first, scores, bingos, turns, reason)
             if out_dir is not None:
                 gcg = history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first)
-                gcg.pragmas.append(("lexicon", bot1.lexicon.name))
+                gcg.pragmas.extend(record_pragmas(bot1.lexicon))
                 (out_dir / f"game-{g:05d}.gcg").write_text(write_gcg(gcg), encoding="utf-8")
             with lock:
                 records.append(rec)
@@ -288,15 +304,17 @@ def _autoplay_worker(bots: list[BotSource]) -> tuple[AutoplayWorker, Lexicon]:
     """This process's self-play worker for the two bots (lexicon by name and fingerprint, leaves as bytes or
     the lexicon's own), kept between tasks."""
     # one per thread (a worker process may run several tasks at once)
-    key = (tuple((b["lexicon"], b["fingerprint"], b["leaves_sha"]) for b in bots), threading.get_ident())
+    key = (tuple((b["lexicon"], b["fingerprint"], b["leaves_sha"], b.get("distribution")) for b in bots),
+           threading.get_ident())
     with _W_LOCK:
         have = _W_BOTS.get(key)
         if have is not None:
             _W_BOTS.move_to_end(key)
             return have
-    lexes = [worker_lexicon(b["lexicon"], b["fingerprint"]) for b in bots]
+    lexes = [worker_lexicon(b["lexicon"], b["fingerprint"]).for_distribution(b.get("distribution")) for b in bots]
     klvs = [Klv(b["leaves"]) if b["leaves"] is not None else lex.klv for b, lex in zip(bots, lexes, strict=True)]
-    made = (AutoplayWorker(lexes[0].kwg, klvs[0], lexes[1].kwg, klvs[1], lexes[0].ld, new_board()), lexes[0])
+    made = (AutoplayWorker(lexes[0].kwg, klvs[0], lexes[1].kwg, klvs[1], lexes[0].ld, lexes[0].new_board()),
+            lexes[0])
     with _W_LOCK:
         _W_BOTS[key] = made
         while len(_W_BOTS) > 16:
@@ -319,7 +337,7 @@ def autoplay_task(bots: list[BotSource], seed: int, pairs: bool, names: tuple[st
         gcg = None
         if names is not None:
             rec = history_to_gcg(w.game_state(), lex.ld, names, first)
-            rec.pragmas.append(("lexicon", lex.name))
+            rec.pragmas.extend(record_pragmas(lex))
             gcg = write_gcg(rec)
         out.append((g, first, (scores[0], scores[1]), (bingos[0], bingos[1]), turns, reason, gcg))
     return out

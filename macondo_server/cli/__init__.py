@@ -14,6 +14,7 @@ from macondo_server import __version__
 from macondo_server.cli import games, lexicon, position, serve, solve
 from macondo_server.cli.common import (
     DATA_DIR_HELP,
+    DISTRIBUTION_HELP,
     EXIT_INTERRUPTED,
     CliError,
     Parser,
@@ -23,14 +24,19 @@ from macondo_server.cli.common import (
 from macondo_server.engine.lexicon import LexiconError
 from macondo_server.model.text import FormatError
 
+# the commands that read no position or lexicon of their own: --distribution is refused there
+NO_DISTRIBUTION = ("serve", "shell", "bots", "proto-path")
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="macondo",
-        description="Crossword board game analysis engine (move generation, simulation, endgame, pre-endgame).",
+        description="Crossword board game analysis engine (move generation, simulation, endgame, pre-endgame), in "
+                    "any language a letter distribution describes, on the 15x15 or 21x21 board (docs/languages.md).",
     )
     p.add_argument("--version", action="version", version=f"macondo {__version__}")
     p.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP + "; also accepted after the command")
+    p.add_argument("--distribution", metavar="NAME", help=DISTRIBUTION_HELP + "; also accepted after the command")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     for group in (lexicon, position, solve, games, serve):
@@ -46,6 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     forget_ctrl_c()
     try:
+        if getattr(args, "distribution", None) and args.command in NO_DISTRIBUTION:
+            raise CliError(f"--distribution names the letter distribution of a position or a lexicon; `macondo "
+                           f"{args.command}` reads none (a server's requests name their own)")
         code = int(args.func(args) or 0)
         # a run stopped by Ctrl-C printed its best result so far: still not a success
         return EXIT_INTERRUPTED if stopped_by_ctrl_c() else code

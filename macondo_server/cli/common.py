@@ -19,6 +19,7 @@ from macondo_server.engine.settings import Settings
 if TYPE_CHECKING:
     from macondo_server.engine.facade import Engine
     from macondo_server.model.gcg import GcgGame
+    from macondo_server.model.position import Position
 
 
 class CliError(Exception):
@@ -26,18 +27,39 @@ class CliError(Exception):
 
 
 DATA_DIR_HELP = ("lexicon directories, os.pathsep-separated (default: MACONDO_DATA_DIR, and always the bundled "
-                 "lexicon)")
+                 "lexicon); their letterdistributions/ and layouts/ folders add letter distributions and boards")
+DISTRIBUTION_HELP = ("letter distribution (english, english_super, french, german, catalan, dutch, polish, "
+                     "norwegian, spanish, slovene, or one added as data; default: the CGP's ld op, else the "
+                     "lexicon's own)")
 
 
-def add_data_dir(parser: argparse.ArgumentParser) -> None:
-    """Accept --data-dir after the command too (`macondo gen CGP --data-dir X`), as before it. Every command
-    that loads a lexicon calls this; not given there, the global option (or its default) stands."""
+def add_data_dir(parser: argparse.ArgumentParser, distribution: bool = True) -> None:
+    """Accept --data-dir and --distribution after the command too (`macondo gen CGP --data-dir X`), as before
+    it. Every command that loads a lexicon or reads a position calls this; not given there, the global option
+    (or its default) stands."""
     parser.add_argument("--data-dir", default=argparse.SUPPRESS, metavar="DIR",
                         help=DATA_DIR_HELP + "; also accepted before the command")
+    if distribution:
+        parser.add_argument("--distribution", default=argparse.SUPPRESS, metavar="NAME",
+                            help=DISTRIBUTION_HELP + "; also accepted before the command")
 
 
 def registry(args: argparse.Namespace) -> LexiconRegistry:
     return LexiconRegistry(Settings.load(getattr(args, "data_dir", None)))
+
+
+def distribution_arg(args: argparse.Namespace) -> str | None:
+    """The --distribution given before or after the command, or None."""
+    return getattr(args, "distribution", None) or None
+
+
+def read_cgp(args: argparse.Namespace, reg: LexiconRegistry, text: str | None = None) -> Position:
+    """The command's CGP (`text`, else args.cgp) read with its data directories' distributions and boards, its
+    --lexicon and --distribution (see parse_cgp)."""
+    from macondo_server.model.cgp import parse_cgp
+
+    return parse_cgp(args.cgp if text is None else text, catalog=reg.catalog,
+                     lexicon=getattr(args, "lexicon", None) or None, distribution=distribution_arg(args))
 
 
 T = TypeVar("T")
@@ -107,12 +129,24 @@ def warn(text: str) -> None:
     print(f"macondo: warning: {text}", file=sys.stderr, flush=True)
 
 
-def record_lexicon(record: GcgGame, registry: LexiconRegistry, requested: str | None, label: str = "") -> str:
+def check_record_distribution(record: GcgGame, distribution: str | None, label: str = "") -> None:
+    """A --distribution must agree with the record's #tile-distribution."""
+    named = (record.pragma("tile-distribution") or "").strip()
+    if distribution and named and named.lower() != distribution.lower():
+        raise CliError(f"{label + ': ' if label else ''}the GCG's #tile-distribution is {named} but --distribution "
+                       f"names {distribution}")
+
+
+def record_lexicon(record: GcgGame, registry: LexiconRegistry, requested: str | None, label: str = "",
+                   distribution: str | None = None) -> str:
     """The lexicon to read a GCG record with (see lexicon_for_record); its warnings (no #lexicon line, a
-    lexicon not at hand) go to stderr at once, one line each, before the work starts."""
+    lexicon not at hand) go to stderr at once, one line each, before the work starts. A --distribution must
+    agree with the record's #tile-distribution."""
     from macondo_server.engine.replay import lexicon_for_record
 
-    name, warnings = lexicon_for_record(record, registry.available(), registry.settings.default_lexicon, requested)
+    check_record_distribution(record, distribution, label)
+    name, warnings = lexicon_for_record(record, registry.available(), registry.settings.default_lexicon, requested,
+                                        registry.distribution_of)
     for w in warnings:
         warn(f"{label}: {w}" if label else w)
     return name

@@ -8,16 +8,25 @@ import json
 import sys
 from pathlib import Path
 
-from macondo_server.cli.common import CliError, add_data_dir, int_in, seed_arg
+from macondo_server.cli.common import (
+    CliError,
+    add_data_dir,
+    check_record_distribution,
+    distribution_arg,
+    int_in,
+    read_cgp,
+    registry,
+    seed_arg,
+)
 from macondo_server.engine.lexicon import LexiconRegistry
 from macondo_server.engine.settings import Settings
-from macondo_server.model.cgp import parse_cgp, write_cgp
+from macondo_server.model.cgp import write_cgp
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from macondo_server.model.render import render_position
 
-    pos = parse_cgp(args.cgp)
+    pos = read_cgp(args, registry(args))
     if args.json:
         print(json.dumps({"cgp": args.cgp, "bag": pos.tiles_in_bag(), "scores": list(pos.scores)}))
     else:
@@ -31,8 +40,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
     from macondo_server.api.convert import generate_to_pb
     from macondo_server.engine.facade import Engine
 
-    pos = parse_cgp(args.cgp)
     engine = Engine(Settings.load(args.data_dir))
+    pos = read_cgp(args, engine.registry)
     n = None if args.all else args.n
     res = engine.generate(pos, lexicon=args.lexicon, leaves_path=args.leaves, n=n, sort=args.sort)
     msg = generate_to_pb(res, pos, engine.lexicon_for(pos, args.lexicon).name)
@@ -43,9 +52,10 @@ def cmd_gen(args: argparse.Namespace) -> int:
 def cmd_commit(args: argparse.Namespace) -> int:
     from macondo_server.engine.replay import commit, honest_after_commit
 
-    pos = parse_cgp(args.cgp)
     engine_settings = Settings.load(args.data_dir)
-    lex = LexiconRegistry(engine_settings).get(args.lexicon or pos.lexicon or engine_settings.default_lexicon)
+    reg = LexiconRegistry(engine_settings)
+    pos = read_cgp(args, reg)
+    lex = reg.get(args.lexicon or pos.lexicon or engine_settings.default_lexicon, pos.ld.name)
     res = commit(pos, lex, args.move, tileorder=args.tileorder, seed=args.seed)
     # the CGP is the honest view of the player now on turn: no rack dealt at random, none of the mover's tiles
     honest = honest_after_commit(pos, res, args.tileorder)
@@ -77,10 +87,11 @@ def cmd_load(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CliError(f"GCG file {path} does not exist")
     record = read_gcg_file(str(path))
-    settings = Settings.load(args.data_dir)
-    registry = LexiconRegistry(settings)
-    lex_name, warnings = lexicon_for_record(record, registry.available(), settings.default_lexicon, args.lexicon)
-    lex = registry.get(lex_name)
+    reg = registry(args)
+    check_record_distribution(record, distribution_arg(args))
+    lex_name, warnings = lexicon_for_record(record, reg.available(), reg.settings.default_lexicon, args.lexicon,
+                                            reg.distribution_of)
+    lex = reg.get(lex_name, distribution_arg(args))
     if args.turn is not None and not 0 <= args.turn <= len(record.events):
         raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
     res = replay_gcg(record, lex, turn=args.turn)
@@ -116,7 +127,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     s = sub.add_parser("show", help="draw a CGP position as text")
     s.add_argument("cgp")
+    s.add_argument("--lexicon", help="the lexicon whose letter distribution the CGP is in (default: its lex op)")
     s.add_argument("--json", action="store_true")
+    add_data_dir(s)
     s.set_defaults(func=cmd_show)
 
     g = sub.add_parser("gen", help="generate and rank every legal move for the player on turn")

@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine_cy.alphabet import LetterDistribution
 from engine_cy.klv import Klv
 from engine_cy.movegen import MoveGen
 from macondo_server.engine.lexicon import Lexicon, LexiconError, LexiconRegistry, load_klv
@@ -82,26 +83,34 @@ class Engine:
         return self.registry.get(name)
 
     def lexicon_for(self, pos: Position, name: str | None = None) -> Lexicon:
-        return self.registry.get(name or pos.lexicon or self.settings.default_lexicon)
+        """The lexicon a position is played with (`name`, else its lex op, else the default), with the
+        position's letter distribution."""
+        lex = self.registry.get(name or pos.lexicon or self.settings.default_lexicon, pos.ld.name)
+        if lex.ld is not pos.ld and lex.ld.table() != pos.ld.table():
+            raise LexiconError(f"the position's letter distribution {pos.ld.name} is not the {lex.ld.name} table "
+                               f"lexicon {lex.name} is played with here (another file of the same name)")
+        return lex
 
-    def leaves(self, path: str) -> Klv:
+    def leaves(self, path: str, ld: LetterDistribution | None = None) -> Klv:
         """A KLV2 file named by path: for the command line only (whoever runs it chose the path). Requests
-        over the network name leave sets with `named_leaves`."""
+        over the network name leave sets with `named_leaves`. Its leaves must fit `ld` (default english)."""
+        key = f"{path}\0{ld.name if ld is not None else ''}"
         with self._lock:
-            if path not in self._klv_cache:
+            if key not in self._klv_cache:
                 p = Path(path)
                 if not p.is_file():
                     raise LexiconError(f"leave file {path} does not exist")
-                self._klv_cache[path] = load_klv(p, "leave file ")
-            return self._klv_cache[path]
+                self._klv_cache[key] = load_klv(p, "leave file ", ld)
+            return self._klv_cache[key]
 
-    def named_leaves(self, name: str) -> Klv:
-        """The leave set NAME.klv2 in the server's data directories (cached by name; never a path)."""
+    def named_leaves(self, name: str, ld: LetterDistribution | None = None) -> Klv:
+        """The leave set NAME.klv2 in the server's data directories (cached by name; never a path); its leaves
+        must fit `ld` (default english)."""
         path = self.registry.find_leaves(name)
-        key = f"name:{name}"
+        key = f"name:{name}\0{ld.name if ld is not None else ''}"
         with self._lock:
             if key not in self._klv_cache:
-                self._klv_cache[key] = load_klv(path, f"leave set {name}: ")
+                self._klv_cache[key] = load_klv(path, f"leave set {name}: ", ld)
             return self._klv_cache[key]
 
     def movegen(self, lex: Lexicon, klv: Klv | None = None, bingo_bonus: int = 50) -> MoveGen:
@@ -109,7 +118,7 @@ class Engine:
         cache = getattr(self._local, "gens", None)
         if cache is None:
             cache = self._local.gens = {}
-        key = (lex.name, id(klv) if klv is not None else None)
+        key = (lex.name, lex.ld.name, id(klv) if klv is not None else None)
         gen = cache.get(key)
         if gen is None:
             gen = MoveGen(lex.kwg, lex.ld, klv)
@@ -133,7 +142,7 @@ class Engine:
             raise ValueError(f"number of moves must be positive, got {n}")
         lex = self.lexicon_for(pos, lexicon)
         if klv is None:
-            klv = self.leaves(leaves_path) if leaves_path else lex.klv
+            klv = self.leaves(leaves_path, lex.ld) if leaves_path else lex.klv
         rack = list(pos.racks[0])
         if not rack:
             raise FormatError("the player on turn has no tiles on the rack")

@@ -1,7 +1,9 @@
 """Lexicon resolution: NAME -> word graph (KWG), leaves (KLV2) and letter distribution.
 
 A NAME.kwg in a data directory is used as is; a NAME.txt word list is compiled to NAME.kwg on first
-use and cached; a NAME.klv2 beside either gives the leave values.
+use and cached; a NAME.klv2 beside either gives the leave values. The lexicon's letter distribution is the one
+NAME.distribution beside them declares, else the one its name implies (model/languages.py), else english; a game
+may play it with another distribution of the same language (english_super for an english lexicon).
 """
 
 from __future__ import annotations
@@ -18,12 +20,23 @@ from pathlib import Path
 import numpy as np
 
 from engine_cy.alphabet import LetterDistribution
+from engine_cy.board import Board
 from engine_cy.klv import Klv
 from engine_cy.kwg import Kwg
 from engine_cy.kwg_build import build_kwg
 from engine_cy.movegen import MoveGen
 from macondo_server.engine.settings import PACKAGE_DATA, Settings, cache_dir
-from macondo_server.model.text import excerpt
+from macondo_server.model.languages import (
+    DEFAULT_DISTRIBUTION,
+    DEFAULT_LAYOUT,
+    GCG_LAYOUT_NAMES,
+    SUPER_SUFFIX,
+    Catalog,
+    LanguageError,
+    language_of,
+    layout_for_distribution,
+)
+from macondo_server.model.text import FormatError, excerpt
 from macondo_server.model.tiles import rack_tiles
 
 
@@ -52,6 +65,9 @@ WINPCT_SHAPE = (601, 94)
 MAX_WINPCT_BYTES = 4 * 1024 * 1024
 
 
+_ENGLISH_TABLE = LetterDistribution.english().table()
+
+
 def check_name(name: str, what: str = "lexicon") -> str:
     """A lexicon or leave-set name: letters, digits, '_' and '-', at most 64; never a path."""
     if not NAME_RE.fullmatch(name):
@@ -68,6 +84,10 @@ class Lexicon:
     ld: LetterDistribution
     source: str
     winpct: Path = field(default=DEFAULT_WINPCT)
+    own_distribution: str | None = None      # declared beside the files or implied by the name (None: neither)
+    catalog: Catalog = field(default_factory=Catalog, repr=False, compare=False)
+    _variants: dict[str, Lexicon] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def win_table(self) -> np.ndarray:
         """The win-probability table of this lexicon (601 x 94: rows spread +300..-300, columns unseen tiles
@@ -82,6 +102,74 @@ class Lexicon:
         if 0 in mls:
             return False
         return bool(self.kwg.contains(bytes(mls)))
+
+    @property
+    def layout(self) -> str:
+        """The board this lexicon's games are played on when nothing names one (the 21x21 board for a `_super`
+        distribution)."""
+        return layout_for_distribution(self.ld.name)
+
+    def new_board(self) -> Board:
+        return self.catalog.board(self.layout)
+
+    def for_distribution(self, name: str | None) -> Lexicon:
+        """This lexicon played with the named distribution (itself when it already is): one of the same
+        language as its own (english_super for an english lexicon), whose alphabet holds every tile of its
+        word graph and leaves. A LexiconError says why another does not fit."""
+        if not name or name.lower() == self.ld.name.lower():
+            return self
+        key = name.lower()
+        with self._lock:
+            hit = self._variants.get(key)
+        if hit is not None:
+            return hit
+        try:
+            ld = self.catalog.distribution(key)
+        except LanguageError as exc:
+            raise LexiconError(f"lexicon {self.name}: {exc}") from None
+        own = self.own_distribution
+        if own is not None and language_of(own) != language_of(ld.name):
+            raise LexiconError(f"lexicon {self.name} is for the {own} letter distribution; it cannot be played "
+                               f"with {ld.name} (another language)")
+        check_fit(self.kwg, ld, f"lexicon {self.name}: {self.source}")
+        if self.klv is not None:
+            try:
+                self.klv.check_distribution(ld)
+            except ValueError as exc:
+                raise LexiconError(f"lexicon {self.name}: its leaves do not fit the {ld.name} distribution: "
+                                   f"{exc}") from None
+        variant = Lexicon(name=self.name, kwg=self.kwg, klv=self.klv, ld=ld, source=self.source, winpct=self.winpct,
+                          own_distribution=own, catalog=self.catalog)
+        with self._lock:
+            return self._variants.setdefault(key, variant)
+
+
+def record_pragmas(lex: Lexicon, layout: str | None = None) -> list[tuple[str, str]]:
+    """The GCG pragmas naming a game's lexicon, and its distribution and board when they are not the standard
+    english and 15x15 ones."""
+    out = [("lexicon", lex.name)]
+    if lex.ld.name.lower() != DEFAULT_DISTRIBUTION:
+        out.append(("tile-distribution", lex.ld.name))
+    board = (layout or lex.layout).lower()
+    if board != DEFAULT_LAYOUT:
+        out.append(("board-layout", GCG_LAYOUT_NAMES.get(board, board)))
+    return out
+
+
+def check_fit(kwg: Kwg, ld: LetterDistribution, what: str) -> None:
+    """Refuse a word graph whose tiles the distribution does not have (made for another alphabet)."""
+    top = kwg_max_tile(kwg)
+    if top >= ld.size:
+        raise LexiconError(f"{what}: its words use tile {top} but the {ld.name} distribution has tiles 1 to "
+                           f"{ld.size - 1}: the word graph was made for another letter distribution")
+
+
+def kwg_max_tile(kwg: Kwg) -> int:
+    """The highest tile number on the word graph's arcs (0 for an empty graph)."""
+    arr = kwg.array
+    if arr.shape[0] == 0:
+        return 0
+    return int((arr >> np.uint32(24)).max())
 
 
 def words_to_ml(lines: list[str], ld: LetterDistribution, source: str = "word list") -> list[bytes]:
@@ -153,6 +241,7 @@ class LexiconRegistry:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.load()
+        self.catalog = Catalog(self.settings.data_dirs)
         self._cache: dict[str, Lexicon] = {}
         self._failed: dict[str, tuple[tuple[tuple[str, int, int], ...], LexiconError]] = {}
         self._lock = threading.Lock()
@@ -168,7 +257,13 @@ class LexiconRegistry:
         return sorted(names)
 
     def available(self) -> list[str]:
-        return self._listed((".kwg", ".txt"), lambda stem: stem.upper() == stem and not stem.startswith("README"))
+        """The lexica of the data directories: NAME.kwg and NAME.txt files whose NAME is in capitals (a `_super`
+        suffix aside: CEL_super)."""
+        def listed(stem: str) -> bool:
+            base = stem[: -len(SUPER_SUFFIX)] if stem.endswith(SUPER_SUFFIX) else stem
+            return bool(base) and base.upper() == base and not stem.startswith("README")
+
+        return self._listed((".kwg", ".txt"), listed)
 
     def _find(self, name: str, suffix: str) -> Path | None:
         for d in self.settings.data_dirs:
@@ -177,28 +272,38 @@ class LexiconRegistry:
                 return p
         return None
 
-    def get(self, name: str | None = None) -> Lexicon:
+    def distribution_of(self, name: str) -> str:
+        """The distribution lexicon `name` is played with unless a game names another: declared beside its
+        files, else implied by its name, else english (read without loading the lexicon)."""
+        try:
+            return self.catalog.lexicon_distribution(check_name(name)) or DEFAULT_DISTRIBUTION
+        except FormatError as exc:
+            raise LexiconError(f"lexicon {name}: {exc}") from None
+
+    def get(self, name: str | None = None, distribution: str | None = None) -> Lexicon:
+        """Lexicon `name` (default: the settings' default lexicon), played with `distribution` when given
+        (see Lexicon.for_distribution)."""
         name = check_name(name or self.settings.default_lexicon)
         with self._lock:
-            if name in self._cache:
-                return self._cache[name]
-            stamp = self._stamp(name)
-            failed = self._failed.get(name)
-            if failed is not None and failed[0] == stamp:
-                raise type(failed[1])(str(failed[1]))   # the same broken files: the same error, unread
-            try:
-                lex = self._load(name)
-            except LexiconError as exc:
-                self._failed[name] = (stamp, exc)
-                raise
-            self._cache[name] = lex
-            return lex
+            lex = self._cache.get(name)
+            if lex is None:
+                stamp = self._stamp(name)
+                failed = self._failed.get(name)
+                if failed is not None and failed[0] == stamp:
+                    raise type(failed[1])(str(failed[1]))   # the same broken files: the same error, unread
+                try:
+                    lex = self._load(name)
+                except LexiconError as exc:
+                    self._failed[name] = (stamp, exc)
+                    raise
+                self._cache[name] = lex
+        return lex.for_distribution(distribution)
 
     def _stamp(self, name: str) -> tuple[tuple[str, int, int], ...]:
         """Size and modification time of every file that makes up lexicon `name` (a changed file is read
         again after a failure)."""
         out: list[tuple[str, int, int]] = []
-        for suffix in (".kwg", ".txt", ".klv2"):
+        for suffix in (".kwg", ".txt", ".klv2", ".distribution"):
             p = self._find(name, suffix)
             if p is not None:
                 st = p.stat()
@@ -206,9 +311,16 @@ class LexiconRegistry:
         return tuple(out)
 
     def _load(self, name: str) -> Lexicon:
-        ld = LetterDistribution.english()
         kwg_path = self._find(name, ".kwg")
         txt_path = self._find(name, ".txt")
+        if kwg_path is None and txt_path is None:
+            raise UnknownLexiconError(f"unknown lexicon {name!r} (available: {', '.join(self.available()) or 'none'}); "
+                                      f"{ADD_LEXICON_HINT}")
+        try:
+            own = self.catalog.lexicon_distribution(name)
+            ld = self.catalog.distribution(own or DEFAULT_DISTRIBUTION)
+        except FormatError as exc:
+            raise LexiconError(f"lexicon {name}: {exc}") from None
         if kwg_path is not None:
             try:
                 kwg = Kwg.from_file(str(kwg_path))
@@ -216,15 +328,14 @@ class LexiconRegistry:
                 raise LexiconError(f"lexicon {name}: {kwg_path.name}: {exc}") from None
             source = kwg_path.name
             base_dir = kwg_path.parent
-        elif txt_path is not None:
+        else:
+            assert txt_path is not None
             kwg = self._compiled(txt_path, ld)
             source = f"{txt_path.name} (compiled)"
             base_dir = txt_path.parent
-        else:
-            raise UnknownLexiconError(f"unknown lexicon {name!r} (available: {', '.join(self.available()) or 'none'}); "
-                                      f"{ADD_LEXICON_HINT}")
         if kwg.gaddag_root == 0:
             raise LexiconError(f"lexicon {name}: {source} has no GADDAG")
+        check_fit(kwg, ld, f"lexicon {name}: {source}")
         klv = None
         klv_path = base_dir / f"{name}.klv2"
         if not klv_path.is_file():
@@ -239,7 +350,8 @@ class LexiconRegistry:
             load_win_table(str(winpct))     # a broken table is refused with the lexicon, not in a later sim
         else:
             winpct = DEFAULT_WINPCT
-        return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source, winpct=winpct)
+        return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source, winpct=winpct, own_distribution=own,
+                       catalog=self.catalog)
 
     def describe(self, name: str) -> tuple[bool, str]:
         """(has leaves, source file name) of lexicon `name` from its files, without loading it."""
@@ -264,11 +376,14 @@ class LexiconRegistry:
         return path
 
     def _compiled(self, txt_path: Path, ld: LetterDistribution) -> Kwg:
-        """Compile NAME.txt to a KWG, cached by the word list's content hash. The cache file is trusted only
-        when the SHA-256 of its bytes matches the sidecar written with it (and it then reads as a valid KWG);
-        otherwise it is compiled again and rewritten."""
+        """Compile NAME.txt to a KWG, cached by the word list's content hash (and the distribution's table, for
+        one other than english). The cache file is trusted only when the SHA-256 of its bytes matches the
+        sidecar written with it (and it then reads as a valid KWG); otherwise it is compiled again and
+        rewritten."""
         data = txt_path.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()[:16]
+        table = ld.table()
+        key = data if table == _ENGLISH_TABLE else data + b"\0" + table.encode()
+        digest = hashlib.sha256(key).hexdigest()[:16]
         cdir = cache_dir()
         cached = cdir / f"{txt_path.stem}-{digest}.kwg"
         check = cached.with_suffix(".kwg.sha256")

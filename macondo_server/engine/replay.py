@@ -15,8 +15,16 @@ from dataclasses import dataclass, field
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.game import Game, GameError
 from engine_cy.rules import formed_words, play_error
-from macondo_server.engine.lexicon import Lexicon
+from macondo_server.engine.lexicon import Lexicon, LexiconError
 from macondo_server.model.gcg import GcgEvent, GcgGame
+from macondo_server.model.languages import (
+    DEFAULT_DISTRIBUTION,
+    SUPER_LAYOUT,
+    SUPER_SUFFIX,
+    check_table_name,
+    distribution_by_name,
+    language_of,
+)
 from macondo_server.model.move import Move, format_move, parse_move
 from macondo_server.model.position import Position
 from macondo_server.model.text import (
@@ -29,11 +37,9 @@ from macondo_server.model.text import (
     parse_int,
 )
 from macondo_server.model.tiles import (
-    DISTRIBUTIONS,
     RACK_SIZE,
     board_tile,
     count_excess,
-    new_board,
     rack_tiles,
     split_labels,
 )
@@ -260,8 +266,6 @@ class ReplayResult:
 
 
 _MOVES = ("play", "pass", "exchange", "phony_returned")
-# languages of lexicon families this engine knows (the prefix of the lexicon name)
-_ENGLISH_LEXICA = ("NWL", "CSW", "TWL", "OWL", "OTCWL", "SOWPODS", "ECWL", "CEL", "SCOWL", "COMMON", "WOW", "NSWL")
 
 
 def _where(ev: GcgEvent, n: int) -> str:
@@ -270,38 +274,78 @@ def _where(ev: GcgEvent, n: int) -> str:
 
 
 def lexicon_for_record(record: GcgGame, available: Sequence[str], default: str,
-                       requested: str | None = None) -> tuple[str, list[str]]:
+                       requested: str | None = None,
+                       distribution_of: Callable[[str], str | None] = distribution_by_name) -> tuple[str, list[str]]:
     """The lexicon to replay a record with, and warnings: the one requested, else the file's #lexicon when
-    it is available, else (for an English lexicon not installed, or no #lexicon at all: a warning says so;
-    plays are not checked on import) the default. A game in another language (its #tile-distribution, or a lexicon of another language) is
-    refused with a FormatError saying so, not replayed into a misleading score mismatch."""
-    dist = record.pragma("tile-distribution") or record.pragma("tile-set")
-    if dist and dist.lower() not in DISTRIBUTIONS:
-        raise FormatError(
-            f"GCG #tile-distribution {excerpt(dist)}: this letter distribution (language) is not supported"
-            f" (supported: {', '.join(sorted(DISTRIBUTIONS))})"
-        )
+    it is available, else an available one of the same family or language (a warning says so; plays are not
+    checked on import), else (for an english game, or no #lexicon at all: a warning says so) the default. A
+    game in a language no available lexicon is for (its #tile-distribution, or its #lexicon's) is refused with a
+    FormatError saying so, not replayed into a misleading score mismatch. `distribution_of` names a lexicon's
+    distribution (default: the one its name implies)."""
+    dist = (record.pragma("tile-distribution") or record.pragma("tile-set") or "").strip()
+    if dist:
+        try:
+            dist = check_table_name(dist, "GCG #tile-distribution: letter distribution")
+        except FormatError as exc:
+            raise FormatError(str(exc)) from None
     if requested:
         return requested, []
     named = (record.pragma("lexicon") or "").strip()
-    if not named:
+    language = language_of(dist) if dist else None
+    if named and language is None:
+        implied = distribution_by_name(named)
+        language = language_of(implied) if implied else None
+
+    def lang(name: str) -> str:
+        return language_of(distribution_of(name) or DEFAULT_DISTRIBUTION)
+
+    if not named and (language is None or language == lang(default)):
         # said, not assumed silently: a game of another lexicon would be judged by the wrong word list
         return default, [f"the GCG has no #lexicon line: using the default lexicon {default}; if the game was "
                          "played with another, name it with --lexicon (in an API request: its lexicon field)"]
     known = {a.upper(): a for a in available}
-    if named.upper() in known:
+    if named and named.upper() in known:
         return known[named.upper()], []
-    if not named.upper().startswith(_ENGLISH_LEXICA):
-        raise FormatError(
-            f"GCG #lexicon {excerpt(named)}: this lexicon is not available and its language is not supported"
-            f" (available: {', '.join(available) or 'none'})"
-        )
     family = named.upper().rstrip("0123456789")
-    kin = sorted(a for a in available if a.upper().rstrip("0123456789") == family)
+    kin = sorted(a for a in available if family and a.upper().rstrip("0123456789") == family)
     if kin:
-        default = kin[-1]  # the same family's edition at hand (NWL20 for NWL18)
-    return default, [f"lexicon {excerpt(named)} is not available; replayed with {default}"
-                     " (plays are not checked on import)"]
+        # the same family's edition at hand (NWL20 for NWL18)
+        return kin[-1], [f"lexicon {excerpt(named)} is not available; replayed with {kin[-1]}"
+                         " (plays are not checked on import)"]
+    if language is None or language == lang(default):
+        return default, [f"lexicon {excerpt(named)} is not available; replayed with {default}"
+                         " (plays are not checked on import)"]
+    same = [a for a in available if lang(a) == language]
+    what = f"GCG #lexicon {excerpt(named)}" if named else f"GCG #tile-distribution {excerpt(dist)}"
+    if not same:
+        raise FormatError(
+            f"{what}: the game is in {language} and no {language} lexicon is available"
+            f" (available: {', '.join(available) or 'none'}); add one to the data directory or name it with"
+            " --lexicon"
+        )
+    return same[-1], [f"{what}: " + (f"lexicon {excerpt(named)} is not available; " if named else "no #lexicon line; ")
+                      + f"replayed with the {language} lexicon {same[-1]} (plays are not checked on import)"]
+
+
+def record_setup(record: GcgGame, lex: Lexicon) -> tuple[Lexicon, str]:
+    """The lexicon as a record plays it (with its #tile-distribution; on the 21x21 board, #board-layout
+    SuperCrosswordGame, the `_super` form of the lexicon's own) and the record's board layout (its
+    #board-layout, else the distribution's board)."""
+    named_layout = (record.pragma("board-layout") or "").strip()
+    dist = (record.pragma("tile-distribution") or record.pragma("tile-set") or "").strip()
+    try:
+        layout = lex.catalog.layout_name(named_layout) if named_layout else None
+    except FormatError as exc:
+        raise FormatError(f"GCG #board-layout: {exc}") from None
+    try:
+        if dist:
+            lex = lex.for_distribution(dist)
+        elif layout == SUPER_LAYOUT and not lex.ld.name.endswith(SUPER_SUFFIX) and \
+                lex.ld.name + SUPER_SUFFIX in lex.catalog.distribution_names():
+            lex = lex.for_distribution(lex.ld.name + SUPER_SUFFIX)
+    except (LexiconError, FormatError) as exc:
+        raise FormatError(f"GCG #tile-distribution: {exc}" if dist else f"GCG #board-layout: {exc}") from None
+    return lex, layout or lex.layout
 
 
 def check_record_tiles(record: GcgGame, ld: LetterDistribution) -> None:
@@ -320,7 +364,7 @@ def check_record_tiles(record: GcgGame, ld: LetterDistribution) -> None:
             if not text:
                 continue
             try:
-                labels = split_labels(text, what)
+                labels = split_labels(text, what, ld)
             except FormatError:
                 continue
             for lab in labels:
@@ -334,8 +378,8 @@ def check_record_tiles(record: GcgGame, ld: LetterDistribution) -> None:
                 except FormatError:
                     raise FormatError(
                         f"{_where(ev, n)}: {what} {excerpt(text, 20)}: unknown tile {excerpt(lab)}: the game is"
-                        f" in a language this engine does not support (letter distributions:"
-                        f" {', '.join(sorted(DISTRIBUTIONS))})"
+                        f" not in the {ld.name} letter distribution (name its distribution with #tile-distribution,"
+                        f" its lexicon with #lexicon or --lexicon)"
                     ) from None
 
 
@@ -408,6 +452,7 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
     bonus, the opponent's final pass (or turn lost to a failed double challenge) and the end-rack points
     (twice the rack, or the rack once with the opponent's penalty); after six scoreless turns each player's
     rack penalty. An incomplete record (racks missing, game not finished) loads with warnings."""
+    lex, layout = record_setup(record, lex)
     ld = lex.ld
     if len(record.players) != 2:
         raise FormatError(f"GCG has {len(record.players)} players; expected 2")
@@ -437,7 +482,7 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
         got = parsed[text]
         return None if got is None else list(got)
 
-    game = start.clone() if start is not None else Game(lex.kwg, ld, new_board(), seed)
+    game = start.clone() if start is not None else Game(lex.kwg, ld, lex.catalog.board(layout), seed)
     events = record.events if turn is None else record.events[: max(0, turn)]
     positions: list[Position] = []
     ops = {"lex": lex.name}
@@ -512,8 +557,8 @@ def replay_gcg(record: GcgGame, lex: Lexicon, turn: int | None = None, seed: int
                 except GameError:
                     pass  # reported when the event showing it is replayed
     if start is None:
-        begin = Position(board=new_board(), racks=(known_rack(reveals[0][first]) or [], []), scores=(0, 0),
-                         zeros=0, ops=dict(ops), ld=ld)
+        begin = Position(board=lex.catalog.board(layout), racks=(known_rack(reveals[0][first]) or [], []),
+                         scores=(0, 0), zeros=0, ops=dict(ops), ld=ld)
     else:
         begin = position_from_game(start, ops, show_opponent=start.bag_size == 0)
         begin.racks = (known_rack(reveals[0][first]) or begin.racks[0], begin.racks[1])

@@ -5,6 +5,15 @@ from __future__ import annotations
 
 import re
 
+from engine_cy.alphabet import LetterDistribution
+from macondo_server.model.languages import (
+    DEFAULT_DISTRIBUTION,
+    DEFAULT_LAYOUT,
+    LAYOUT_ALIASES,
+    SUPER_LAYOUT,
+    Catalog,
+    environment_catalog,
+)
 from macondo_server.model.position import _OP_INTS, Position, op_int
 from macondo_server.model.text import (
     MAX_CGP_CHARS,
@@ -17,14 +26,12 @@ from macondo_server.model.text import (
     parse_int,
 )
 from macondo_server.model.tiles import (
-    DEFAULT_LAYOUT,
     RACK_SIZE,
     VARIANTS,
     board_tile,
     count_excess,
-    get_distribution,
-    new_board,
     rack_tiles,
+    split_labels,
 )
 
 _OP_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -32,11 +39,33 @@ _NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.+-]{{0,{MAX_NAME_CHARS - 1}}}")
 
 
 _ROW_TOKEN = re.compile(r"[0-9]+|\[[^\[\]]*\]|.", re.DOTALL)
+_ROW_RUN = re.compile(r"[0-9]+|[^0-9]+", re.DOTALL)
 
 
-def parse_cgp(text: str, check_counts: bool = True) -> Position:
+def _row_tokens(row: str, r: int, ld: LetterDistribution) -> list[str]:
+    """A board row's runs of empty squares (digits) and tiles; a distribution with multi-letter tiles read
+    without brackets (Catalan QU) groups them as one tile."""
+    if not ld.multi:
+        return _ROW_TOKEN.findall(row)
+    out: list[str] = []
+    for run in _ROW_RUN.findall(row):
+        if run[0] in "0123456789":
+            out.append(run)
+        else:
+            out.extend(split_labels(run, f"CGP board row {r + 1}", ld))
+    return out
+
+
+def parse_cgp(text: str, check_counts: bool = True, *, catalog: Catalog | None = None, lexicon: str | None = None,
+              distribution: str | None = None) -> Position:
     """Parse a CGP line with validation; opcodes lex, ld, bdn, var, mcnz, bb, bagorder are
     checked, others kept as written.
+
+    The board's layout is the bdn op's, else the standard one of its size (15 or 21 rows). Its letter
+    distribution is `distribution` (a request's or the command line's) or the ld op's (they must agree), else
+    that of the lexicon (`lexicon`, else the lex op: declared beside it or implied by its name, its `_super` form
+    on the 21x21 board), else english. Names are looked up in `catalog` (default: MACONDO_DATA_DIR's tables and
+    the package's).
 
     check_counts=False admits boards with more tiles of a kind than the distribution holds (test
     boards built to probe cross-sets); positions for play are always checked."""
@@ -53,15 +82,21 @@ def parse_cgp(text: str, check_counts: bool = True) -> Position:
         )
     board_s, racks_s, scores_s, zeros_s = fields[:4]
     ops = _parse_ops(fields[4] if len(fields) > 4 else "")
-    ld = get_distribution(ops.get("ld", "english"))
-    board = new_board(ops.get("bdn", DEFAULT_LAYOUT))
+    catalog = catalog or environment_catalog()
     rows = board_s.split("/")
+    if "bdn" in ops:
+        layout = catalog.layout_name(ops["bdn"])
+    else:
+        layout = catalog.layout_for_dim(len(rows)) or DEFAULT_LAYOUT
+    ld = catalog.resolve(explicit=(("the request", distribution), ("CGP op ld", ops.get("ld"))),
+                         lexicon=lexicon or ops.get("lex"), layout=layout)
+    board = catalog.board(layout)
     dim = board.dim
     if len(rows) != dim:
         raise FormatError(f"CGP board has {len(rows)} rows; expected {dim}")
     for r, row in enumerate(rows):
         c = 0
-        for tok in _ROW_TOKEN.findall(row):
+        for tok in _row_tokens(row, r, ld):
             if tok[0] in "0123456789":  # the pattern took ASCII digits only
                 digits = tok.lstrip("0") or "0"
                 n = int(digits) if len(digits) <= 3 else 1000
@@ -155,6 +190,8 @@ def _parse_ops(text: str) -> dict[str, str]:
 
 
 def write_cgp(pos: Position) -> str:
+    """The position as one CGP line; a distribution other than english and a layout other than the standard
+    ones are written as ld and bdn ops when the position's ops do not name them."""
     ld = pos.ld
     board = pos.board
     rows = []
@@ -175,6 +212,12 @@ def write_cgp(pos: Position) -> str:
         rows.append("".join(out))
     racks = "/".join(ld.rack_str(r) for r in pos.racks)
     text = f"{'/'.join(rows)} {racks} {pos.scores[0]}/{pos.scores[1]} {pos.zeros}"
-    if pos.ops:
-        text += " " + " ".join(f"{k} {v};" if v else f"{k};" for k, v in pos.ops.items())
+    ops = dict(pos.ops)
+    if "ld" not in ops and ld.name.lower() != DEFAULT_DISTRIBUTION:
+        ops["ld"] = ld.name
+    layout = LAYOUT_ALIASES.get(board.layout_name.lower(), board.layout_name.lower())
+    if "bdn" not in ops and layout not in (DEFAULT_LAYOUT, SUPER_LAYOUT):
+        ops["bdn"] = board.layout_name
+    if ops:
+        text += " " + " ".join(f"{k} {v};" if v else f"{k};" for k, v in ops.items())
     return text

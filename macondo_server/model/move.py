@@ -82,7 +82,7 @@ def parse_move(text: str, board: Board, ld: LetterDistribution) -> Move:
     labels: list[tuple[str, bool]] = []  # (label, through)
     inside = False
     opened_at = 0
-    for lab in split_labels(word, f"bad move {q}:"):
+    for lab in split_labels(word, f"bad move {q}:", ld):
         if lab == "(":
             if inside:
                 raise FormatError(f"bad move {q}: nested parentheses")

@@ -9,20 +9,25 @@ _PREMIUM_MARK = {(1, 3): "=", (1, 2): "-", (3, 1): '"', (2, 1): "'", (1, 4): "~"
 
 
 def render_board(pos: Position) -> str:
+    """The board as text: a column per square, as wide as the widest tile on the board (a multi-letter tile such
+    as Catalan L·L without its brackets; a blank played as one in lowercase), premiums marked on empty squares
+    (= triple word, - double word, " triple letter, ' double letter, ~ quadruple word, ^ quadruple letter)."""
     board, ld = pos.board, pos.ld
     dim = board.dim
-    lines = ["   " + " ".join(col_letter(c) for c in range(dim))]
-    lines.append("   " + "-" * (2 * dim - 1))
+    tiles = [[board.tile(r, c) for c in range(dim)] for r in range(dim)]
+    width = max((len(ld.plain_label(t)) for row in tiles for t in row if t), default=1)
+    rule = "   " + "-" * ((width + 1) * dim - 1)
+    lines = ["   " + " ".join(col_letter(c).ljust(width) for c in range(dim)).rstrip(), rule]
     for r in range(dim):
         cells = []
         for c in range(dim):
-            t = board.tile(r, c)
+            t = tiles[r][c]
             if t:
-                cells.append(ld.label(t))
+                cells.append(ld.plain_label(t).ljust(width))
             else:
-                cells.append(_PREMIUM_MARK.get(board.premium(r, c), " "))
+                cells.append(_PREMIUM_MARK.get(board.premium(r, c), " ").ljust(width))
         lines.append(f"{r + 1:>2}|" + " ".join(cells) + "|")
-    lines.append("   " + "-" * (2 * dim - 1))
+    lines.append(rule)
     return "\n".join(lines)
 
 

@@ -240,7 +240,7 @@ def lexicon_fingerprint(engine: Engine, name: str) -> str:
     (word graph or word list, and leaves), cached by path, size and modification time."""
     reg = engine.registry
     parts: list[tuple[str, str, int, int]] = []
-    for suffix in (".kwg", ".txt", ".klv2"):
+    for suffix in (".kwg", ".txt", ".klv2", ".distribution"):
         p = reg._find(name, suffix)
         if p is not None:
             st = p.stat()

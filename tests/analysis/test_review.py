@@ -256,7 +256,8 @@ def test_cli_batch_reports_each_game(capsys):
     out = capsys.readouterr()
     # one error line (the game refused); files without a #lexicon line are also named in a warning each
     errors = [line for line in out.err.splitlines() if "no #lexicon line" not in line]
-    assert code == 1 and len(errors) == 1 and "polish_tiles.gcg" in errors[0] and "not support" in errors[0]
+    assert code == 1 and len(errors) == 1 and "polish_tiles.gcg" in errors[0]
+    assert "not in the english letter distribution" in errors[0]
     games = json.loads(out.out)["games"]
     assert [g["game"] for g in games] == [f.name for f in files]
     assert "error" in games[1] and "turns" not in games[1]
