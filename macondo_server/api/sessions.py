@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from engine_cy.game import Game, GameError
 from macondo_server.engine.facade import Engine
-from macondo_server.engine.lexicon import Lexicon
+from macondo_server.engine.lexicon import Lexicon, record_pragmas
 from macondo_server.engine.replay import (
     ReplayResult,
     check_legal,
@@ -21,6 +23,7 @@ from macondo_server.engine.replay import (
     lexicon_for_record,
     play_move,
     position_from_game,
+    record_setup,
     replay_gcg,
     set_tile_order,
 )
@@ -30,8 +33,10 @@ from macondo_server.model.gcg import GcgEvent, GcgGame, parse_gcg, write_gcg
 from macondo_server.model.move import Move, format_move, parse_move
 from macondo_server.model.position import Position
 from macondo_server.model.text import MAX_GCG_CHARS, MAX_GCG_EVENTS, MAX_NAME_CHARS, FormatError, excerpt
-from macondo_server.model.tiles import RACK_SIZE, new_board, rack_tiles
-from macondo_server.runtime.limits import Limits, ResourceLimitError
+from macondo_server.model.tiles import RACK_SIZE, rack_tiles
+from macondo_server.runtime.limits import Limits, ResourceLimitError, current_principal
+
+log = logging.getLogger("macondo.server")
 
 
 class UnknownGameError(KeyError):
@@ -64,7 +69,7 @@ class Session:
     lexicon: Lexicon
     players: list[str]
     from_start: bool = True          # started from an empty board, so its history is the whole game
-    client: str = ""                 # the connection that created it (sessions are capped per client)
+    client: str = ""                 # the principal that created it (sessions are capped per principal)
     warnings: list[str] = field(default_factory=list)   # what loading it left uncertain (an incomplete GCG)
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -95,13 +100,20 @@ class Session:
 
 
 class SessionStore:
-    """Open games, at most `limits.max_sessions` in all and `limits.max_sessions_per_client` per client;
-    a game not used for `limits.session_idle_seconds` is closed."""
+    """Open games, at most `limits.max_sessions` in all and `limits.max_sessions_per_client` per client (a
+    principal: a token's name, or an address; limits.current_principal); a game not used for
+    `limits.session_idle_seconds` is closed.
+
+    No client can keep another out: when the store is full, a client holding fewer games than its fair share
+    (max_sessions divided by the clients holding games, itself included) takes the place of the least
+    recently used game of the client(s) holding the most; a client at or above its share is refused."""
 
     def __init__(self, engine: Engine, limits: Limits | None = None) -> None:
         self.engine = engine
         self.limits = limits or Limits.load(environ={})
         self._sessions: dict[str, Session] = {}
+        self._owned: dict[str, int] = {}             # principal -> games open
+        self._evicted: OrderedDict[str, str] = OrderedDict()   # game id -> why it was closed (recent ones)
         self._lock = threading.Lock()
 
     def create(self, lexicon: str | None, seed: int, players: list[str], bingo_bonus: int,
@@ -121,41 +133,44 @@ class SessionStore:
         if not 0 <= bingo_bonus <= 1000:
             raise ValueError(f"bingo bonus must be 0 to 1000, got {bingo_bonus}")
         seed &= 0xFFFFFFFFFFFFFFFF
+        client = current_principal.get() or client
         self._reserve(client)
         warnings: list[str] = []
         start: Game | None = None
         # text lengths were bounded by the service's check_request (and the parsers' own caps)
         if cgp:
-            pos = parse_cgp(cgp)
+            pos = parse_cgp(cgp, catalog=self.engine.registry.catalog, lexicon=lexicon or None)
             lex = self.engine.lexicon_for(pos, lexicon or None)
             if bingo_bonus:
                 pos.ops["bb"] = str(bingo_bonus)
             game = game_from_position(pos, lex, seed)
             start = game.clone()
-            record = GcgGame(players=[(n, n) for n in names], pragmas=[("lexicon", lex.name)])
+            record = GcgGame(players=[(n, n) for n in names],
+                             pragmas=record_pragmas(lex, pos.board.layout_name))
             cursor = 0
             from_start = False
         elif gcg:
             record = parse_gcg(gcg)
-            name, warnings = lexicon_for_record(record, self.engine.registry.available(),
-                                                self.engine.settings.default_lexicon, lexicon or None)
-            lex = self.engine.lexicon(name)
+            reg = self.engine.registry
+            name, warnings = lexicon_for_record(record, reg.available(), self.engine.settings.default_lexicon,
+                                                lexicon or None, reg.distribution_of)
+            lex, layout = record_setup(record, self.engine.lexicon(name))
             if turn is not None and not 0 <= turn <= len(record.events):
                 raise ValueError(f"turn {turn} is out of range: the record has {len(record.events)} events")
             warnings += replay_gcg(record, lex, None, seed).warnings   # the whole record must replay
             cursor = len(record.events) if turn is None else turn
-            game = Game(lex.kwg, lex.ld, new_board(), seed)            # replaced below, at the cursor
+            game = Game(lex.kwg, lex.ld, lex.catalog.board(layout), seed)   # replaced below, at the cursor
             if not players:
                 names = [p[0] for p in record.players]
                 check_names(names)
             from_start = False
         else:
             lex = self.engine.lexicon(lexicon or None)
-            game = Game(lex.kwg, lex.ld, new_board(), seed, bingo_bonus or 50, 6)
+            game = Game(lex.kwg, lex.ld, lex.new_board(), seed, bingo_bonus or 50, 6)
             game.fill_rack(0)
             game.fill_rack(1)
             start = game.clone()           # its bingo bonus and first racks, for replays
-            record = GcgGame(players=[(n, n) for n in names], pragmas=[("lexicon", lex.name)])
+            record = GcgGame(players=[(n, n) for n in names], pragmas=record_pragmas(lex))
             cursor = 0
             from_start = True
         session = Session(secrets.token_hex(12), game, lex, names, from_start, client, warnings=warnings,
@@ -168,24 +183,68 @@ class SessionStore:
         with self._lock:
             self._check_room(client)
             self._sessions[session.game_id] = session
+            self._owned[client] = self._owned.get(client, 0) + 1
         return session
 
-    def _check_room(self, client: str) -> None:
+    def _check_room(self, client: str, make_room: bool = True) -> None:
+        """With the lock held: refuse a client at its own cap; in a full store, make room for a client below
+        its fair share (see the class; only a check without `make_room`) or refuse it."""
         lim = self.limits
-        if len(self._sessions) >= lim.max_sessions:
-            raise TooManyGamesError(f"{len(self._sessions)} games are open; the limit max_sessions is "
-                                    f"{lim.max_sessions}", "max_sessions")
-        mine = sum(1 for s in self._sessions.values() if s.client == client)
+        mine = self._owned.get(client, 0)
         if mine >= lim.max_sessions_per_client:
             raise TooManyGamesError(f"this client has {mine} games open; the limit max_sessions_per_client is "
                                     f"{lim.max_sessions_per_client} (delete games or let them expire after "
                                     f"{lim.session_idle_seconds} s idle)", "max_sessions_per_client")
+        if len(self._sessions) < lim.max_sessions:
+            return
+        clients = len(self._owned) + (0 if mine else 1)
+        share = lim.max_sessions // clients
+        if mine < share and self._evict_for(client, make_room):
+            return
+        raise TooManyGamesError(f"{len(self._sessions)} games are open; the limit max_sessions is "
+                                f"{lim.max_sessions}, and this client holds {mine}, its share of the store "
+                                f"among {clients} clients is {share}", "max_sessions")
+
+    def _evict_for(self, client: str, close: bool = True) -> bool:
+        """With the lock held: close the least recently used game (not busy) of the clients holding the most
+        games, for `client` (only look for one unless `close`); False when there is none to close."""
+        most = max((n for owner, n in self._owned.items() if owner != client), default=0)
+        if most == 0:
+            return False
+        heaviest = {owner for owner, n in self._owned.items() if n == most and owner != client}
+        idle = [s for s in self._sessions.values() if s.client in heaviest and not s.lock.locked()]
+        if not idle:
+            return False
+        if not close:
+            return True
+        oldest = min(idle, key=lambda s: s.last_used)
+        victim = oldest.client
+        self._drop(oldest.game_id)
+        self._evicted[oldest.game_id] = (f"closed to make room for another client's game: the server held its "
+                                         f"limit max_sessions ({self.limits.max_sessions}) and this game's client "
+                                         f"held the most")
+        while len(self._evicted) > self.limits.max_sessions:
+            self._evicted.popitem(last=False)
+        log.info("closed game %s of the client holding the most games (%d) to make room", oldest.game_id,
+                 self._owned.get(victim, 0) + 1)
+        return True
+
+    def _drop(self, game_id: str) -> Session | None:
+        """With the lock held: forget a game and its client's count."""
+        session = self._sessions.pop(game_id, None)
+        if session is not None:
+            left = self._owned.get(session.client, 0) - 1
+            if left > 0:
+                self._owned[session.client] = left
+            else:
+                self._owned.pop(session.client, None)
+        return session
 
     def _reserve(self, client: str) -> None:
         """Close idle games, then refuse early (before any parsing work) when there is no room."""
         self.expire()
         with self._lock:
-            self._check_room(client)
+            self._check_room(client, make_room=False)
 
     def expire(self, now: float | None = None) -> int:
         """Close the games idle for longer than the limit; returns how many."""
@@ -194,7 +253,7 @@ class SessionStore:
         with self._lock:
             idle = [gid for gid, s in self._sessions.items() if s.last_used < cutoff and not s.lock.locked()]
             for gid in idle:
-                del self._sessions[gid]
+                self._drop(gid)
         return len(idle)
 
     def count(self) -> int:
@@ -209,17 +268,18 @@ class SessionStore:
             session = self._sessions.get(game_id)
             if session is not None:
                 if session.last_used < now - self.limits.session_idle_seconds and not session.lock.locked():
-                    del self._sessions[game_id]    # idle past the limit: closed (the sweeper closes the rest)
+                    self._drop(game_id)    # idle past the limit: closed (the sweeper closes the rest)
                     session = None
                 else:
                     session.last_used = now
+            why = self._evicted.get(game_id) if session is None else None
         if session is None:
-            raise UnknownGameError(f"unknown game {game_id!r} (ended, deleted or expired)")
+            raise UnknownGameError(f"unknown game {game_id!r} ({why or 'ended, deleted or expired'})")
         return session
 
     def delete(self, game_id: str) -> bool:
         with self._lock:
-            return self._sessions.pop(game_id, None) is not None
+            return self._drop(game_id) is not None
 
     # -------------------------------------------------------------- the record and the cursor
 

@@ -12,6 +12,14 @@ from macondo_server.engine.settings import Settings
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from macondo_server.api.auth import (
+        AuthConfigError,
+        Security,
+        TlsFiles,
+        Tokens,
+        exposure_lines,
+        is_loopback,
+    )
     from macondo_server.api.grpc_server import ServerStartError, serve
     from macondo_server.runtime.limits import LimitError, Limits, parse_assignments
 
@@ -19,21 +27,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
         limits = Limits.load(parse_assignments(args.limit or []), max_jobs=args.max_jobs)
     except LimitError as exc:
         raise CliError(str(exc)) from None
+    if bool(args.tls_cert) != bool(args.tls_key) or (args.tls_client_ca and not args.tls_cert):
+        raise CliError("TLS needs both --tls-cert and --tls-key (and --tls-client-ca only with them)")
+    try:
+        # tokens from a file or the environment (a token on the command line shows in process listings)
+        tokens = Tokens.load(args.token_file, args.http_token)
+    except AuthConfigError as exc:
+        raise CliError(str(exc)) from None
+    tls = TlsFiles(Path(args.tls_cert), Path(args.tls_key),
+                   Path(args.tls_client_ca) if args.tls_client_ca else None) if args.tls_cert else None
+    security = Security(tokens=tokens, tls=tls, allow_open=args.allow_open)
+    http = None
+    if args.http_port is not None or args.web:
+        from macondo_server.api.connect import HttpOptions
+        port = args.http_port if args.http_port is not None else 8080
+        http = HttpOptions(host=args.http_host, port=port, cors_origins=tuple(args.cors_origin or ()), web=args.web,
+                           allowed_hosts=tuple(args.allow_host or ()))
     if args.print_limits:
         for name, value in limits.as_dict().items():
             print(f"{name} = {value}")
-        return 0
-    http = None
-    if args.http_port is not None or args.web:
-        import os
+        print()
+        ports = [("gRPC", args.host, args.port)] + ([("HTTP", http.host, http.port)] if http else [])
+        for line in exposure_lines(ports, security):
+            print(line)
+        if not tokens and not args.allow_open:
+            for name, host, _ in ports:
+                if not is_loopback(host):
+                    print(f"(refused at start: the {name} port would leave loopback without tokens)")
+        if http is not None:
+            from macondo_server.api.connect import allowed_host_names
 
-        from macondo_server.api.connect import TOKEN_ENV, HttpOptions
-        port = args.http_port if args.http_port is not None else 8080
-        http = HttpOptions(host=args.http_host, port=port, token=args.http_token or os.environ.get(TOKEN_ENV, ""),
-                           cors_origins=tuple(args.cors_origin or ()), web=args.web)
+            names = allowed_host_names(http)
+            print("HTTP Host names answered: " + ("any" if names is None else ", ".join(sorted(names))))
+        return 0
     try:
         return serve(Settings.load(args.data_dir), args.host, args.port, limits, http=http, cluster=args.cluster,
-                     checkpoint_dir=args.checkpoint_dir)
+                     checkpoint_dir=args.checkpoint_dir, security=security)
     except ServerStartError as exc:
         raise CliError(str(exc)) from None
 
@@ -97,18 +126,33 @@ def cmd_bots(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this group's commands to the `macondo` parser."""
     sv = sub.add_parser("serve", help="run the gRPC engine server")
-    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address of the gRPC port (default 127.0.0.1; off loopback it needs tokens or --allow-open)")
     sv.add_argument("--port", type=int_in(0, 65535), default=50051)
     sv.add_argument("--max-jobs", type=int_in(1, 1_000_000), default=None,
                     help="concurrent long-running jobs (default: 4 x cores, at least 4)")
     sv.add_argument("--limit", action="append", metavar="NAME=VALUE",
                     help="override a limit (see --print-limits; also MACONDO_LIMIT_NAME=VALUE)")
-    sv.add_argument("--print-limits", action="store_true", help="print the limits in force and exit")
+    sv.add_argument("--print-limits", action="store_true",
+                    help="print the limits in force and what the server would expose (ports, TLS, tokens), and exit")
     sv.add_argument("--http-port", type=int_in(0, 65535), default=None,
                     help="also serve Connect and gRPC-Web (browsers, Node) on this HTTP port (default with --web: 8080)")
     sv.add_argument("--http-host", default="127.0.0.1", help="address of the HTTP port (default 127.0.0.1)")
+    sv.add_argument("--token-file", metavar="FILE",
+                    help="bearer tokens both ports require, one 'NAME TOKEN' per line (also MACONDO_TOKEN_FILE; "
+                         "MACONDO_TOKENS='NAME:TOKEN,...' adds more); needed off loopback")
     sv.add_argument("--http-token", default=None,
-                    help="bearer token the HTTP port requires (also MACONDO_HTTP_TOKEN; needed off loopback)")
+                    help="one bearer token, named 'http', both ports require (also MACONDO_HTTP_TOKEN; it shows "
+                         "in process listings: prefer --token-file)")
+    sv.add_argument("--tls-cert", metavar="PEM", help="serve both ports over TLS with this certificate chain")
+    sv.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert")
+    sv.add_argument("--tls-client-ca", metavar="PEM",
+                    help="require client certificates signed by this CA (with --tls-cert)")
+    sv.add_argument("--allow-open", action="store_true",
+                    help="serve off loopback without tokens: anyone who reaches the ports may use the server")
+    sv.add_argument("--allow-host", action="append", metavar="NAME",
+                    help="a name the HTTP port answers to in the Host header, besides the loopback names and its "
+                         "address (repeatable; '*' for any)")
     sv.add_argument("--cors-origin", action="append", metavar="ORIGIN",
                     help="let pages from this origin call the HTTP port (repeatable; '*' for any; default none)")
     sv.add_argument("--web", action="store_true", help="serve the web analysis board on the HTTP port")
@@ -117,12 +161,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          "set use_cluster (pre-endgames, autoplay)")
     sv.add_argument("--checkpoint-dir", metavar="DIR",
                     help="record pre-endgame verdicts in DIR/peg.sqlite for requests that set checkpoint or resume")
-    add_data_dir(sv)
+    add_data_dir(sv, distribution=False)
     sv.set_defaults(func=cmd_serve)
 
     sh = sub.add_parser("shell", help="interactive shell over gRPC (starts a local server without --server)")
     sh.add_argument("--server", help="engine server address HOST:PORT (default: a server in this process)")
-    add_data_dir(sh)
+    add_data_dir(sh, distribution=False)
     sh.set_defaults(func=cmd_shell)
 
     bt = sub.add_parser("bots", help="bot-vs-bot games through the game-session API of one or two servers")
@@ -138,7 +182,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bt.add_argument("--cluster", metavar="ADDRESS|local:N",
                     help="play the games on a Dask scheduler's workers or N local worker processes (the same "
                          "games as without; needs the cluster extra)")
-    add_data_dir(bt)
+    add_data_dir(bt, distribution=False)
     bt.set_defaults(func=cmd_bots)
 
     pp = sub.add_parser("proto-path", help="print the include directory of the installed macondo.v1 .proto files")

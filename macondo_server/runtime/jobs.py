@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from macondo_server.runtime.limits import Limits, ResourceLimitError
+from macondo_server.runtime.limits import Limits, ResourceLimitError, current_principal
 
 DEADLINE_TICK = 0.02   # seconds between deadline checks
 
@@ -64,6 +64,7 @@ class Job:
     stop: StopEvent = field(default_factory=StopEvent)
     started: float = field(default_factory=time.monotonic)
     stop_reason: str = ""
+    principal: str = ""                      # whose quotas it counts against (limits.current_principal)
 
     @property
     def elapsed(self) -> float:
@@ -88,6 +89,7 @@ class JobRegistry:
         self._closed = False
         self._threads_used = 0
         self._tt_used = 0
+        self._by_principal: dict[str, list[int]] = {}   # principal -> [jobs, threads, table megabytes]
         self._ticker: threading.Thread | None = None
         self._tick_stop = threading.Event()
 
@@ -95,34 +97,55 @@ class JobRegistry:
 
     def start(self, kind: str, threads: int = 1, tt_megabytes: int = 0, max_seconds: float | None = None) -> Job:
         """Register a job holding `threads` worker threads (0: as many as the per-job limit allows of what is
-        free) and `tt_megabytes` of table memory; RESOURCE_EXHAUSTED-style errors when the server is full."""
+        free) and `tt_megabytes` of table memory; RESOURCE_EXHAUSTED-style errors when the server is full or
+        the request's principal (limits.current_principal) holds its own share."""
         lim = self.limits
         threads = lim.threads(threads)
         if tt_megabytes:
             lim.tt_megabytes(tt_megabytes)
+        principal = current_principal.get()
         with self._lock:
             if self._closed:
                 raise ShuttingDownError("the server is shutting down and takes no new jobs")
             if len(self._jobs) >= lim.max_jobs:
                 raise TooManyJobsError(f"{len(self._jobs)} jobs are running; the limit max_jobs is {lim.max_jobs}",
                                        "max_jobs")
+            mine = self._by_principal.get(principal, [0, 0, 0]) if principal else [0, 0, 0]
+            if principal and mine[0] >= lim.max_jobs_per_client:
+                raise TooManyJobsError(f"this client runs {mine[0]} jobs; the limit max_jobs_per_client is "
+                                       f"{lim.max_jobs_per_client}", "max_jobs_per_client")
             free_threads = lim.max_threads_total - self._threads_used
+            my_free = lim.max_threads_per_client - mine[1] if principal else free_threads
             if threads == 0:
-                threads = min(lim.max_threads_per_job, free_threads)
-            if threads <= 0 or threads > free_threads:
+                threads = min(lim.max_threads_per_job, free_threads, my_free)
+            if free_threads <= 0 or threads > free_threads:
                 raise ResourceLimitError(
                     f"{self._threads_used} worker threads are in use; the limit max_threads_total is "
                     f"{lim.max_threads_total} (asked for {max(threads, 1)})", "max_threads_total")
+            if threads <= 0 or threads > my_free:
+                raise ResourceLimitError(
+                    f"this client's jobs use {mine[1]} worker threads; the limit max_threads_per_client is "
+                    f"{lim.max_threads_per_client} (asked for {max(threads, 1)})", "max_threads_per_client")
             if tt_megabytes > lim.tt_megabytes_total - self._tt_used:
                 raise ResourceLimitError(
                     f"{self._tt_used} MB of transposition tables are in use; the limit tt_megabytes_total is "
                     f"{lim.tt_megabytes_total} (asked for {tt_megabytes})", "tt_megabytes_total")
-            job = Job(kind, threads=threads, tt_megabytes=tt_megabytes)
+            if principal and tt_megabytes > lim.tt_megabytes_per_client - mine[2]:
+                raise ResourceLimitError(
+                    f"this client's jobs use {mine[2]} MB of transposition tables; the limit "
+                    f"tt_megabytes_per_client is {lim.tt_megabytes_per_client} (asked for {tt_megabytes})",
+                    "tt_megabytes_per_client")
+            job = Job(kind, threads=threads, tt_megabytes=tt_megabytes, principal=principal)
             seconds = lim.max_job_seconds if max_seconds is None else min(max_seconds, lim.max_job_seconds)
             job.stop_at(job.started + seconds)
             self._jobs[job.job_id] = job
             self._threads_used += threads
             self._tt_used += tt_megabytes
+            if principal:
+                use = self._by_principal.setdefault(principal, [0, 0, 0])
+                use[0] += 1
+                use[1] += threads
+                use[2] += tt_megabytes
             self._ensure_ticker()
             return job
 
@@ -131,6 +154,13 @@ class JobRegistry:
             if self._jobs.pop(job.job_id, None) is not None:
                 self._threads_used -= job.threads
                 self._tt_used -= job.tt_megabytes
+                use = self._by_principal.get(job.principal)
+                if use is not None:
+                    use[0] -= 1
+                    use[1] -= job.threads
+                    use[2] -= job.tt_megabytes
+                    if use[0] <= 0:
+                        del self._by_principal[job.principal]
 
     @contextmanager
     def job(self, kind: str, threads: int = 1, tt_megabytes: int = 0) -> Iterator[Job]:

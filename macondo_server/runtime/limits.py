@@ -11,12 +11,27 @@ Defaults (a 2-core, 24 GiB machine in brackets):
 - max_plays: plays a request may name or simulate (sim candidates, only-solve lists) [1,000].
 - max_field_chars: any text field of a request not listed below [256]; max_cgp_chars [4,096];
   max_gcg_chars [262,144]; max_request_bytes: a whole request [1 MiB]; max_response_bytes [16 MiB].
-- max_sessions: game sessions in all [2,000]; max_sessions_per_client: per client connection [100];
+- max_sessions: game sessions in all [2,000]; max_sessions_per_client: per client [100];
   session_idle_seconds: a session not touched for this long is closed [1,800].
+- max_jobs_per_client, max_threads_per_client, tt_megabytes_per_client: what one client may hold of the
+  jobs, worker threads and table memory [the totals: no tighter bound unless set].
 - max_autoplay_games: games one Autoplay request may ask for [1,000,000].
 - max_infer_racks: racks one inference may judge (sim's infer_max_racks; default per request 50,000) [200,000].
 - max_job_seconds: wall time of one job, after which it stops and delivers its best result [86,400].
 - max_cluster_jobs: jobs that may use the server's Dask cluster (--cluster) at the same time [1].
+- max_queued_requests: requests waiting for a free RPC thread (beyond them: refused at once) [1,000];
+  queue_seconds: how long one may wait [5].
+- http_max_connections: connections the HTTP port keeps open (beyond them the longest-idle one is
+  closed) [1,024]; http_max_header_bytes: a request's line and headers [65,536];
+  http_header_seconds: time to send them, and on both ports to finish a new connection's handshake (TLS,
+  HTTP/2's preface) [10]; http_body_seconds: time to send a body [30]; http_idle_seconds: an idle
+  connection is closed after [5].
+- auth_failures_per_minute: failed authentications one address may make before it is refused for the
+  rest of the minute [10].
+
+A client (a principal) is the name of the token a request carries, or the address it comes from when the
+server takes requests without tokens (loopback use): never a connection, so opening more connections
+gives no more games, jobs or threads.
 
 Override with `macondo serve --limit NAME=VALUE` (repeatable) or MACONDO_LIMIT_NAME=VALUE in the
 environment; `macondo serve --print-limits` shows the values in force.
@@ -27,12 +42,22 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, fields, replace
 
 from macondo_server.model.text import MAX_CGP_CHARS, MAX_GCG_CHARS
 
 ENV_PREFIX = "MACONDO_LIMIT_"
 _INT = re.compile(r"[0-9]{1,12}")
+
+# The principal of the request in flight, whose quotas it counts against: a token's name, or "peer:ADDRESS"
+# for a request without a token. Set by the ports (api.guard, api.connect) around every RPC; empty for calls
+# from inside the process, which only the server-wide limits bound.
+current_principal: ContextVar[str] = ContextVar("macondo_principal", default="")
+
+# per-client limits that follow their server-wide total unless set (name -> total)
+PER_CLIENT = {"max_jobs_per_client": "max_jobs", "max_threads_per_client": "max_threads_total",
+              "tt_megabytes_per_client": "tt_megabytes_total"}
 
 
 class LimitError(ValueError):
@@ -85,6 +110,22 @@ class Limits:
     max_infer_racks: int = 200_000
     max_job_seconds: int = 86_400
     max_cluster_jobs: int = 1
+    max_jobs_per_client: int = 0           # 0 here: the total (set in __post_init__)
+    max_threads_per_client: int = 0
+    tt_megabytes_per_client: int = 0
+    max_queued_requests: int = 1000
+    queue_seconds: int = 5
+    http_max_connections: int = 1024
+    http_max_header_bytes: int = 64 * 1024
+    http_header_seconds: int = 10
+    http_body_seconds: int = 30
+    http_idle_seconds: int = 5
+    auth_failures_per_minute: int = 10
+
+    def __post_init__(self) -> None:
+        for name, total in PER_CLIENT.items():
+            if getattr(self, name) == 0:
+                object.__setattr__(self, name, getattr(self, total))
 
     @classmethod
     def from_machine(cls, cores: int | None = None, memory_mb: int | None = None) -> Limits:
@@ -131,6 +172,17 @@ class Limits:
             raise LimitError("tt_megabytes_per_job cannot exceed tt_megabytes_total", "tt_megabytes_per_job")
         if self.max_sessions_per_client > self.max_sessions:
             raise LimitError("max_sessions_per_client cannot exceed max_sessions", "max_sessions_per_client")
+        for name, total in PER_CLIENT.items():
+            if getattr(self, name) > getattr(self, total):
+                raise LimitError(f"{name} cannot exceed {total}", name)
+        if self.max_threads_per_client < self.max_threads_per_job:
+            raise LimitError("max_threads_per_client cannot be below max_threads_per_job (no job could run)",
+                             "max_threads_per_client")
+        if self.tt_megabytes_per_client < self.tt_megabytes_per_job:
+            raise LimitError("tt_megabytes_per_client cannot be below tt_megabytes_per_job",
+                             "tt_megabytes_per_client")
+        if self.http_max_header_bytes < 4096:
+            raise LimitError("http_max_header_bytes must be at least 4096", "http_max_header_bytes")
         for name, ceiling in (("max_cgp_chars", MAX_CGP_CHARS), ("max_gcg_chars", MAX_GCG_CHARS)):
             if getattr(self, name) > ceiling:
                 raise LimitError(f"{name} cannot exceed {ceiling}, what the parser reads at most", name)
@@ -138,9 +190,20 @@ class Limits:
             raise LimitError("max_request_bytes must be at least 65536", "max_request_bytes")
 
     def with_changes(self, **changes: int) -> Limits:
-        """A copy with some limits changed (a new table total also sets the per-job table limit, unless given)."""
+        """A copy with some limits changed (a new table total also sets the per-job table limit, unless given;
+        a new total sets the per-client limit that followed it or would now exceed it, unless given)."""
         if "tt_megabytes_total" in changes and "tt_megabytes_per_job" not in changes:
             changes["tt_megabytes_per_job"] = changes["tt_megabytes_total"]
+        for name, total in PER_CLIENT.items():
+            if total in changes and name not in changes:
+                mine, old = getattr(self, name), getattr(self, total)
+                if mine == old or mine > changes[total]:
+                    changes[name] = changes[total]
+        # a per-job limit raised past a per-client one that followed its total raises it too
+        for name, job in (("tt_megabytes_per_client", "tt_megabytes_per_job"),
+                          ("max_threads_per_client", "max_threads_per_job")):
+            if job in changes and name not in changes:
+                changes[name] = max(getattr(self, name), changes[job])
         limits = replace(self, **changes)
         limits.check()
         return limits
