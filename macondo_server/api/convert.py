@@ -7,8 +7,8 @@ Requests become solver options (`*_options`); engine results become the messages
 from __future__ import annotations
 
 from engine_cy.alphabet import LetterDistribution
-from macondo_server.analysis.endgame import EndgameOptions, EndgameResult
-from macondo_server.analysis.infer import InferResult
+from macondo_server.analysis.endgame import EndgameOptions, EndgameResult, LineMove, RankedLine
+from macondo_server.analysis.infer import DEFAULT_TOLERANCE, InferOptions, InferResult
 from macondo_server.analysis.peg.options import OUTCOME_NAMES, QUICK_PLIES, QUICK_REPLIES, PegOptions
 from macondo_server.analysis.peg.result import PegPlay, PegResult
 from macondo_server.analysis.review import (
@@ -21,7 +21,7 @@ from macondo_server.analysis.review import (
 from macondo_server.analysis.selfplay import AutoplaySummary
 from macondo_server.analysis.sim import SimOptions, SimResult
 from macondo_server.api.sessions import Session
-from macondo_server.engine.facade import GeneratedMove, GenResult
+from macondo_server.engine.facade import EQUITY_SCALE, GeneratedMove, GenResult
 from macondo_server.engine.replay import position_from_game
 from macondo_server.engine.settings import DEFAULT_ENDGAME_CAP, DEFAULT_PEG_CAP, DEFAULT_SIM_CAP
 from macondo_server.model.cgp import write_cgp
@@ -51,7 +51,8 @@ def sim_options(request: pb.SimulateRequest, threads: int, infer_max_racks: int)
     return SimOptions(
         plies=request.plies if request.HasField("plies") else 2,
         num_plays=request.num_plays or 15, plays=list(request.plays), iterations=request.iterations or None,
-        stop=request.stop or None, max_time=request.max_time, threads=threads,
+        stop=request.stop or None, stop_rule=request.stop_rule or "z", confidence=request.confidence or None,
+        max_time=request.max_time, threads=threads,
         seed=request.seed, opp_rack=request.opp_rack or None, lexicon=request.position.lexicon or None,
         infer_play=request.infer_play or None,
         infer_withdrawn=request.infer_withdrawn,
@@ -67,6 +68,7 @@ def endgame_options(request: pb.SolveEndgameRequest, threads: int, tt_megabytes:
         plies=request.plies or None, max_time=request.max_time, threads=threads,
         first_win=request.first_win, heuristics=not request.disable_heuristics,
         tt_megabytes=tt_megabytes, lexicon=request.position.lexicon or None,
+        top_k=request.top_k or 1, also_solve=list(request.also_solve),
     )
 
 
@@ -76,6 +78,7 @@ def peg_options(request: pb.SolvePreEndgameRequest, threads: int, tt_megabytes: 
         endgame_plies=request.endgame_plies or 4, only_solve=list(request.only_solve),
         max_tiles_left=request.max_tiles_left if request.HasField("max_tiles_left") else 1,
         max_nested_depth=request.max_nested_depth if request.HasField("max_nested_depth") else 1,
+        nesting_cap=request.nesting_cap or "skip",
         skip_deep_pass=request.skip_deep_pass if request.HasField("skip_deep_pass") else True,
         early_cutoff=request.early_cutoff, skip_tiebreaker=request.skip_tiebreaker,
         opp_rack=request.opp_rack or None, threads=threads,
@@ -243,7 +246,8 @@ def sim_to_pb(res: SimResult, job_id: str, stopped: bool) -> pb.SimulateProgress
                                                                                 strict=True)],
         ))
     out = pb.SimulateProgress(job_id=job_id, plays=plays, iterations=res.iterations, elapsed_seconds=res.seconds,
-                              final=res.final, stopped=stopped, stop_reason=res.stop_text)
+                              final=res.final, stopped=stopped, stop_reason=res.stop_text, samples=res.samples,
+                              stop_rule=res.stop_rule, confidence=res.confidence)
     if res.inference is not None and res.plays:
         out.inference.CopyFrom(infer_to_pb(res.inference, res.plays[0].pos.ld, SIM_INFERENCE_TOP))
     return out
@@ -264,19 +268,33 @@ def infer_to_pb(res: InferResult, ld: LetterDistribution, top: int) -> pb.Infere
     )
 
 
-def endgame_to_pb(res: EndgameResult | None, pos: Position, job_id: str, final: bool,
-                  stopped: bool) -> pb.EndgameProgress:
-    if res is None:
-        return pb.EndgameProgress(job_id=job_id, final=final, stopped=stopped)
+def _endgame_line(moves: list[LineMove], pos: Position) -> list[pb.EndgameMove]:
     line = []
-    for m in res.line:
+    for m in moves:
         pm = plain_move_to_pb(m.move, pos, m.score)
         pm.notation = m.text
         pm.display = m.table
         line.append(pb.EndgameMove(move=pm, estimated=m.estimated))
-    return pb.EndgameProgress(job_id=job_id, value=res.value, final_spread=res.final_spread, best_line=line,
+    return line
+
+
+def _ranked_line(r: RankedLine, best: int, pos: Position) -> pb.EndgameLine:
+    if r.value is None or r.final_spread is None:
+        return pb.EndgameLine(requested=r.requested, searched=False)
+    return pb.EndgameLine(value=r.value, final_spread=r.final_spread, line=_endgame_line(r.line, pos),
+                          loss=best - r.value, requested=r.requested, searched=True)
+
+
+def endgame_to_pb(res: EndgameResult | None, pos: Position, job_id: str, final: bool,
+                  stopped: bool) -> pb.EndgameProgress:
+    if res is None:
+        return pb.EndgameProgress(job_id=job_id, final=final, stopped=stopped)
+    return pb.EndgameProgress(job_id=job_id, value=res.value, final_spread=res.final_spread,
+                              best_line=_endgame_line(res.line, pos),
                               depth=res.depth, nodes=res.nodes, elapsed_seconds=res.seconds, final=final,
-                              stopped=stopped, complete=res.complete, stop_reason=res.stop_reason if final else "")
+                              stopped=stopped, complete=res.complete, stop_reason=res.stop_reason if final else "",
+                              top_lines=[_ranked_line(r, res.value, pos) for r in res.top],
+                              also_solved=[_ranked_line(r, res.value, pos) for r in res.also])
 
 
 def _outcome_counts(p: PegPlay) -> list[pb.PEGOutcomeCount]:
@@ -308,21 +326,26 @@ def peg_to_pb(res: PegResult, pos: Position, job_id: str, stopped: bool,
                                   quick="" if g.quick is None else OUTCOME_NAMES[g.quick])
                 for g in p.groups],
             complete_at=p.complete_at, quick_wins=p.quick_points, quick_draws_done=p.quick_done,
-            estimate=p.estimate,
+            estimate=p.estimate, estimate_sd=p.est_sd,
             lower_wins=p.lower, upper_wins=p.upper, draws_done=p.groups_done, draws_total=p.groups_total,
             pending_weight=p.pending,
             outcome_counts=_outcome_counts(p),
+            capped_low=p.cap_low, capped_high=p.cap_high, capped_weight=p.capped_weight,
         )
         if p.spread is not None:
             info.spread = p.spread
         plays.append(info)
     lead = res.leader
+    win = res.winner
     eta = res.eta_seconds
     return pb.PreEndgameProgress(
         job_id=job_id, plays=plays, total_permutations=tot, draws_done=res.done_jobs, draws_total=res.total_jobs,
         endgames=res.endgames, nested_calls=res.nested_calls, nested_cache_hits=res.nested_hits,
         elapsed_seconds=res.seconds, final=res.final,
-        stopped=stopped, complete=res.complete, winner=lead.text if lead else "",
+        stopped=stopped, complete=res.complete, winner=win.text if win else "", leader=lead.text if lead else "",
+        leader_ties=[p.text for p in res.leader_ties], scope_note=res.scope_note,
+        plays_out_of_scope=res.plays_out_of_scope, nesting_note=res.nesting_note, nesting_cap=res.nesting_cap,
+        calibrated_on=res.calibrated_on, stop_reason=res.stop_reason,
         leader_reason=res.leader_reason, no_leader_reason=res.no_leader_reason,
         leader_lower=lead.lower if lead else 0.0, leader_upper=lead.upper if lead else 0.0,
         best_lower=res.best_lower, best_upper=res.best_upper, endgames_per_second=res.endgames_per_second,
@@ -379,3 +402,25 @@ def analysis_to_pb(res: GameAnalysis, stopped: bool = False, annotated_gcg: str 
                                 endgame_candidates=o.endgame_candidates, seed=o.seed),
         elapsed_seconds=res.seconds,
     )
+
+
+# ------------------------------------------------------------------ inference and leave values
+
+
+def infer_options(request: pb.InferRequest, threads: int, max_racks: int, lexicon: str) -> InferOptions:
+    """An Infer request's options: `max_racks` is the request's, bounded by the server's limits; the tolerance
+    defaults to the classic rangefinder's 3 points (InferOptions.validate bounds it)."""
+    return InferOptions(tolerance=request.tolerance if request.HasField("tolerance") else DEFAULT_TOLERANCE,
+                        max_racks=max_racks, threads=threads, seed=request.seed, lexicon=lexicon)
+
+
+def infer_response_to_pb(res: InferResult, ld: LetterDistribution, top: int, lexicon: str,
+                         cgp: str) -> pb.InferResponse:
+    """An inference with its `top` likeliest leaves, made on `cgp` (the position now, as the inferrer knows it)."""
+    return pb.InferResponse(inference=infer_to_pb(res, ld, top), lexicon=lexicon, cgp=cgp)
+
+
+def leave_to_pb(tiles: list[int], ld: LetterDistribution, millipoints: int, in_table: bool, lexicon: str,
+                leaves: str) -> pb.EvaluateLeaveResponse:
+    return pb.EvaluateLeaveResponse(leave=ld.rack_str(tiles), value=millipoints / EQUITY_SCALE,
+                                    millipoints=millipoints, in_table=in_table, lexicon=lexicon, leaves=leaves)

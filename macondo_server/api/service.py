@@ -20,6 +20,7 @@ from macondo_client.render import analysis_json
 
 from macondo_server import __version__
 from macondo_server.analysis.endgame import DEFAULT_TT_MB, EndgameJob, EndgameResult
+from macondo_server.analysis.infer import infer, last_play_from_record, last_play_on
 from macondo_server.analysis.peg.explain import EVENTUALITY_TT_MB, eventuality, parse_order
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions
@@ -52,6 +53,9 @@ from macondo_server.api.convert import (
     game_to_pb,
     generate_options,
     generate_to_pb,
+    infer_options,
+    infer_response_to_pb,
+    leave_to_pb,
     peg_options,
     peg_to_pb,
     plain_move_to_pb,
@@ -69,12 +73,13 @@ from macondo_server.api.sessions import (
 )
 from macondo_server.engine.facade import Engine
 from macondo_server.engine.lexicon import LexiconError, UnknownLexiconError
-from macondo_server.engine.replay import position_from_game
+from macondo_server.engine.replay import position_from_game, replay_gcg
 from macondo_server.engine.settings import Settings
-from macondo_server.model.cgp import parse_cgp
+from macondo_server.model.cgp import parse_cgp, write_cgp
 from macondo_server.model.gcg import GcgGame, parse_gcg
 from macondo_server.model.position import Position
-from macondo_server.model.text import FormatError
+from macondo_server.model.text import FormatError, excerpt
+from macondo_server.model.tiles import RACK_SIZE, rack_tiles
 from macondo_server.pb.macondo.v1 import engine_pb2 as pb
 from macondo_server.pb.macondo.v1 import engine_pb2_grpc as pb_grpc
 from macondo_server.runtime.checkpoint import CheckpointError, CheckpointStore
@@ -96,6 +101,8 @@ DEADLINE_MARGIN = 0.3    # seconds kept back to deliver the final result before 
 MAX_ERROR_CHARS = 1000   # error messages are cut here (they must fit in a gRPC trailer)
 JOIN_SECONDS = 5.0       # how long a stopped job's worker is waited for before its resources are released
 MAX_NUMBER = 1e9         # any floating-point field (seconds) must be finite and within 0..MAX_NUMBER
+INFER_TOP = 15           # leaves an Infer answer lists by default
+MAX_INFER_TOP = 1000     # and at most
 
 # text fields with their own limit (the others have Limits.max_field_chars)
 _FIELD_LIMITS = {"cgp": "max_cgp_chars", "gcg": "max_gcg_chars"}
@@ -218,7 +225,8 @@ class EngineServicer(pb_grpc.EngineServicer):
     def _position(self, msg: pb.Position) -> Position:
         if not msg.cgp:
             raise FormatError("position.cgp is empty")
-        return parse_cgp(msg.cgp)
+        return parse_cgp(msg.cgp, catalog=self.engine.registry.catalog, lexicon=msg.lexicon or None,
+                         distribution=msg.distribution or None)
 
     # -------------------------------------------------------------- RPCs
 
@@ -257,9 +265,9 @@ class EngineServicer(pb_grpc.EngineServicer):
             if not 0 <= request.num_plays <= 100_000:
                 raise ValueError(f"num_plays must be 0 to 100000, got {request.num_plays}")
             n, sort = generate_options(request)
-            klv = self.engine.named_leaves(request.leaves) if request.leaves else None
-            res = self.engine.generate(pos, lexicon=request.position.lexicon or None, klv=klv, n=n, sort=sort)
             lex = self.engine.lexicon_for(pos, request.position.lexicon or None)
+            klv = self.engine.named_leaves(request.leaves, lex.ld) if request.leaves else None
+            res = self.engine.generate(pos, lexicon=request.position.lexicon or None, klv=klv, n=n, sort=sort)
             return generate_to_pb(res, pos, lex.name)
 
         return self._guard(context, run)
@@ -594,5 +602,77 @@ class EngineServicer(pb_grpc.EngineServicer):
         def run() -> pb.ExportGameResponse:
             check_request(request, self.limits)
             return pb.ExportGameResponse(gcg=self.sessions.export(self.sessions.get(request.game_id)))
+
+        return self._guard(context, run)
+
+    # -------------------------------------------------------------- inference and leave values
+
+    def Infer(self, request: pb.InferRequest, context: grpc.ServicerContext) -> pb.InferResponse:
+        """The opponent's leave from their last play (analysis/infer.py): on a position and play, or on a game at
+        its cursor. Checked before any work; the judging runs as a job, so a stop returns what was judged."""
+        def run() -> pb.InferResponse:
+            check_request(request, self.limits)
+            top = request.top or INFER_TOP
+            if not 1 <= top <= MAX_INFER_TOP:
+                raise ValueError(f"top must be 1 to {MAX_INFER_TOP}, got {request.top}")
+            if not 0 <= request.max_racks <= self.limits.max_infer_racks:
+                raise LimitError(f"max_racks must be 1 to {self.limits.max_infer_racks} (limit max_infer_racks), "
+                                 f"got {request.max_racks}", "max_infer_racks")
+            max_racks = self.limits.infer_racks(request.max_racks)
+            if request.game_id:
+                if request.HasField("position") or request.play or request.withdrawn:
+                    raise ValueError("with game_id the play comes from the game: give no position, play or withdrawn")
+                session = self.sessions.get(request.game_id)
+                lex = session.lexicon
+                with session.busy():
+                    replayed = replay_gcg(session.record, lex, session.cursor, session.seed, start=session.start)
+                    found = last_play_from_record(session.record, replayed, lex)
+                    # the game's honest view at the cursor (a rack set there with SetRack included)
+                    pos = session.view or (replayed.positions[-1] if replayed.positions else replayed.start)
+                    last = last_play_on(pos, found.text, lex, withdrawn=found.withdrawn)
+                    cgp = write_cgp(pos)
+            else:
+                pos = self._position(request.position)
+                if not request.play:
+                    raise FormatError("play is empty: give the opponent's last play as it stands on the board "
+                                      "('8G Q(I)') or 'exch N', or a game_id")
+                lex = self.engine.lexicon_for(pos, request.position.lexicon or None)
+                last = last_play_on(pos, request.play, lex, withdrawn=request.withdrawn)
+                cgp = write_cgp(pos)
+            opts = infer_options(request, 1, max_racks, lex.name)
+            opts.validate()    # a bad tolerance is refused before a job is taken
+            with self.jobs.job("infer", request.threads) as job:
+                _bind(job, context)
+                opts.threads = job.threads
+                res = infer(self.engine, last, opts, stop=job.stop)
+            return infer_response_to_pb(res, last.before.ld, top, lex.name, cgp)
+
+        return self._guard(context, run)
+
+    def EvaluateLeave(self, request: pb.EvaluateLeaveRequest,
+                      context: grpc.ServicerContext) -> pb.EvaluateLeaveResponse:
+        """The value of a leave in the lexicon's leave table (or a named leave set), as the move generator adds
+        it to a move's score."""
+        def run() -> pb.EvaluateLeaveResponse:
+            check_request(request, self.limits)
+            lex = self.engine.lexicon(request.lexicon or None)
+            if request.leaves:
+                klv = self.engine.named_leaves(request.leaves, lex.ld)
+                leaves = request.leaves
+            elif lex.klv is None:
+                raise LexiconError(f"lexicon {lex.name} has no leave values (no {lex.name}.klv2); name a leave set "
+                                   f"in leaves")
+            else:
+                klv, leaves = lex.klv, lex.name
+            ld = lex.ld
+            tiles = rack_tiles(ld, request.leave, "leave", fold_case=True)
+            if len(tiles) > RACK_SIZE:
+                raise FormatError(f"leave {excerpt(request.leave)} has {len(tiles)} tiles; at most {RACK_SIZE}")
+            for ml in sorted(set(tiles)):
+                if tiles.count(ml) > ld.count(ml):
+                    raise FormatError(f"leave {excerpt(request.leave)} has {tiles.count(ml)} {ld.label(ml)}; the "
+                                      f"distribution holds {ld.count(ml)}")
+            index = klv.leave_index(tiles)
+            return leave_to_pb(tiles, ld, klv.leave_value(tiles), 0 <= index < klv.n_values, lex.name, leaves)
 
         return self._guard(context, run)

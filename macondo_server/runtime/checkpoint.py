@@ -78,7 +78,8 @@ class CheckpointStore:
                 raise CheckpointError(f"checkpoint {self.path}: {exc}") from None
         out: dict[tuple[str, str, str], tuple[int, int | None]] = {}
         for phase, play, draw, outcome, spread in rows:
-            if isinstance(outcome, int) and 0 <= outcome <= 3:
+            # an outcome (0 to 3) with the solver's flag bit (4: the nesting cap took part in the verdict)
+            if isinstance(outcome, int) and 0 <= outcome <= 7:
                 out[(str(phase), str(play), str(draw))] = (outcome, spread if isinstance(spread, int) else None)
         return out
 

@@ -167,3 +167,19 @@ def test_scope_note_names_the_plays_left_out_and_the_option(engine):
 def test_nesting_cap_option_is_validated():
     with pytest.raises(ValueError, match="nesting cap must be one of skip, unresolved"):
         PegOptions(nesting_cap="optimistic").validate()
+
+
+@needs_cases
+def test_resume_keeps_the_nesting_cap_flags(engine, tmp_path):
+    from macondo_server.runtime.checkpoint import CheckpointStore
+
+    c = CASES["peg-axe-2bag-csw21"]
+    opts = dict(endgame_plies=2, threads=2, only_solve=["6F .X."], quick_pass=False, skip_tiebreaker=True,
+                max_nested_depth=0)
+    store = CheckpointStore(tmp_path / "ck.sqlite")
+    first = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(**opts), checkpoint=store).run()
+    again = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(**opts), checkpoint=store, resume=True)
+    res = again.run()
+    (p1,), (p2,) = first.plays, res.plays
+    assert again.reused == p1.groups_total and p2.capped_weight == p1.capped_weight > 0
+    assert (p2.points, p2.cap_low, p2.cap_high) == (p1.points, p1.cap_low, p1.cap_high)

@@ -166,19 +166,58 @@ class Stream(Generic[T]):
         self._call.cancel()
 
 
+class _BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    """Adds `authorization: Bearer TOKEN` to every call."""
+
+    def __init__(self, token: str) -> None:
+        self._header = ("authorization", f"Bearer {token}")
+
+    def _details(self, details: Any) -> Any:
+        return _CallDetails(details.method, details.timeout, [*(details.metadata or ()), self._header],
+                            details.credentials, getattr(details, "wait_for_ready", None),
+                            getattr(details, "compression", None))
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+
+class _CallDetails(grpc.ClientCallDetails):  # type: ignore[misc]
+    def __init__(self, method: str, timeout: float | None, metadata: Any, credentials: Any,
+                 wait_for_ready: bool | None, compression: Any) -> None:
+        self.method, self.timeout, self.metadata = method, timeout, metadata
+        self.credentials, self.wait_for_ready, self.compression = credentials, wait_for_ready, compression
+
+
 class Client:
     """A connection to one engine server. `timeout` is the deadline of unary calls (seconds);
-    `stream_timeout` that of streams (None: no deadline; the jobs' own time limits apply)."""
+    `stream_timeout` that of streams (None: no deadline; the jobs' own time limits apply).
+    `token`: the bearer token a server with tokens requires (sent on every call); `ca_file`: a PEM file of
+    the certificate authority that signed a TLS server's certificate (TLS is used when it is given)."""
 
     def __init__(self, address: str = DEFAULT_ADDRESS, timeout: float = 60.0, stream_timeout: float | None = None,
-                 connect_timeout: float | None = 5.0) -> None:
+                 connect_timeout: float | None = 5.0, token: str | None = None, ca_file: str | None = None) -> None:
         self.address = address
         self.timeout = timeout
         self.stream_timeout = stream_timeout
-        self._channel = grpc.insecure_channel(address, options=[
+        options = [
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ])
+        ]
+        if ca_file:
+            try:
+                with open(ca_file, "rb") as fh:
+                    ca = fh.read()
+            except OSError as exc:
+                raise ValueError(f"cannot read the CA file {ca_file}: {exc.strerror}") from None
+            self._channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=ca),
+                                                options=options)
+        else:
+            self._channel = grpc.insecure_channel(address, options=options)
+        if token:
+            self._channel = grpc.intercept_channel(self._channel, _BearerToken(token))
         if connect_timeout is not None:
             try:
                 grpc.channel_ready_future(self._channel).result(timeout=connect_timeout)
@@ -244,7 +283,8 @@ class Client:
 
     def solve_endgame(self, cgp: str, lexicon: str = "", timeout: float | None = None,
                       **options: Any) -> Stream[pb.EndgameProgress]:
-        """Options: plies, max_time, threads, first_win, disable_heuristics, tt_megabytes."""
+        """Options: plies, max_time, threads, first_win, disable_heuristics, tt_megabytes, top_k (the best K first
+        moves with exact values and lines), also_solve (list of first moves valued exactly too)."""
         req = _request(pb.SolveEndgameRequest, position=self._position(cgp, lexicon), **options)
         return self._stream("SolveEndgame", req, timeout)
 
@@ -265,6 +305,28 @@ class Client:
     def autoplay(self, timeout: float | None = None, **options: Any) -> Stream[pb.AutoplayProgress]:
         """Options: games, lexicon, leaves, lexicon2, leaves2, seed, threads, pairs."""
         return self._stream("Autoplay", _request(pb.AutoplayRequest, **options), timeout)
+
+    def infer(self, cgp: str = "", play: str = "", lexicon: str = "", game_id: str = "",
+              timeout: float | None = None, **options: Any) -> pb.InferResponse:
+        """What the opponent's last play says about the tiles they kept: on a position (`cgp`, the inferrer on
+        turn) and their `play` as it stands on the board ('8G Q(I)', 'exch N'), or on a game session at its
+        cursor (`game_id`: the play comes from the game). Options: withdrawn (the play was a phony challenged
+        off), tolerance, max_racks, threads, seed, top."""
+        fields: dict[str, Any] = dict(options)
+        if cgp:
+            fields["position"] = self._position(cgp, lexicon)
+        elif lexicon:
+            raise ValueError("lexicon goes with a cgp (a game session has its own lexicon)")
+        req = _request(pb.InferRequest, play=play or None, game_id=game_id or None, **fields)
+        reply: pb.InferResponse = self._unary("Infer", req, timeout)
+        return reply
+
+    def evaluate_leave(self, leave: str, lexicon: str = "", leaves: str = "") -> pb.EvaluateLeaveResponse:
+        """The value of a leave (0 to 7 tiles, '?' a blank) in the lexicon's leave table, or in the named leave
+        set (ServerInfo.leave_sets): `value` in points, `millipoints` exact."""
+        req = pb.EvaluateLeaveRequest(leave=leave, lexicon=lexicon, leaves=leaves)
+        reply: pb.EvaluateLeaveResponse = self._unary("EvaluateLeave", req)
+        return reply
 
     def stop_job(self, job_id: str) -> bool:
         return bool(self._unary("StopJob", pb.StopJobRequest(job_id=job_id)).found)
@@ -331,12 +393,14 @@ class Client:
 
 
 @contextlib.contextmanager
-def connect(address: str, timeout: float = 600.0) -> Iterator[Client]:
-    """A client of the engine server at `address` (HOST:PORT), closed when the block ends.
+def connect(address: str, timeout: float = 600.0, token: str | None = None,
+            ca_file: str | None = None) -> Iterator[Client]:
+    """A client of the engine server at `address` (HOST:PORT), closed when the block ends; `token` and
+    `ca_file` as for Client.
 
     The client never starts an engine of its own: `macondo shell` and `macondo bots` without `--server` start
     one in the engine's process (macondo_server.api.inprocess)."""
     if not address:
         raise ValueError("connect() needs a server address HOST:PORT")
-    with Client(address, timeout=timeout) as client:
+    with Client(address, timeout=timeout, token=token, ca_file=ca_file) as client:
         yield client

@@ -5,6 +5,7 @@ prints. The shell draws what a server sends; the engine's CLI converts its resul
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .pb.macondo.v1 import engine_pb2 as pb
@@ -70,6 +71,9 @@ def sim_table(snap: pb.SimulateProgress, details: bool = False) -> str:
     state = "final" if snap.final else "running"
     reason = f", {snap.stop_reason}" if snap.stop_reason else ""
     lines.append(f"Iterations: {snap.iterations} ({state}{reason}, {snap.elapsed_seconds:.1f} s)")
+    if snap.stop_rule == "bai":
+        lines.append(f"Best-arm identification at {100 * snap.confidence:g}% confidence: {snap.samples} playouts "
+                     "(each draw simulates the leader and its challenger)")
     if snap.HasField("inference"):
         inf = snap.inference
         if inf.drawn_from_inference:
@@ -112,6 +116,9 @@ def sim_json(snap: pb.SimulateProgress) -> JSON:
         ],
         "seconds": round(snap.elapsed_seconds, 3),
         "stopped_reason": snap.stop_reason,
+        "samples": snap.samples,
+        "stop_rule": snap.stop_rule or "z",
+        "confidence": snap.confidence or None,
     }
 
 
@@ -196,28 +203,78 @@ def endgame_text(snap: pb.EndgameProgress, first_win: bool = False, plies: int =
     else:
         note = (f" ({reason or 'stopped'}; deepest completed depth {snap.depth}"
                 + (f" of {plies})" if plies else ")"))
+    lines.extend(endgame_lines_text(snap))
     lines.append(f"depth {snap.depth}, {snap.nodes} nodes in {snap.elapsed_seconds:.2f} s{note}")
     return "\n".join(lines)
 
 
+def _eg_moves(line: Iterable[pb.EndgameMove]) -> str:
+    return "; ".join(f"{'~' if m.estimated else ''}{m.move.display.strip()} ({m.move.score})" for m in line)
+
+
+def endgame_lines_text(snap: pb.EndgameProgress) -> list[str]:
+    """A top-k solve's first moves (rank, value, loss against the best, line) and its also-solved moves."""
+    out: list[str] = []
+    if snap.top_lines:
+        at = f" at depth {snap.depth}" if snap.depth else " (depth 1 not complete: the first moves searched)"
+        out.append(f"Best {len(snap.top_lines)} first moves{at} (exact values; ~ past the horizon):")
+        out.append(f"{'#':>3} {'value':>6} {'loss':>5}  line")
+        for i, t in enumerate(snap.top_lines, 1):
+            out.append(f"{i:>3} {t.value:>+6d} {t.loss:>5d}  {_eg_moves(t.line)}")
+    if snap.also_solved:
+        out.append("Also solved:")
+        for t in snap.also_solved:
+            if not t.searched:
+                out.append(f"  {t.requested}: not searched (stopped first)")
+            else:
+                out.append(f"  {t.requested}: value {t.value:+d}, loses {t.loss} against the best: {_eg_moves(t.line)}")
+    return out
+
+
+def _eg_line_json(line: Iterable[pb.EndgameMove]) -> list[JSON]:
+    return [{"move": m.move.notation, "score": m.move.score, "estimated": m.estimated} for m in line]
+
+
 def endgame_json(snap: pb.EndgameProgress) -> JSON:
-    return {
+    out: JSON = {
         "value": snap.value,
         "final_spread": snap.final_spread,
-        "best_line": [{"move": m.move.notation, "score": m.move.score, "estimated": m.estimated}
-                      for m in snap.best_line],
+        "best_line": _eg_line_json(snap.best_line),
         "depth": snap.depth,
         "nodes": snap.nodes,
         "seconds": round(snap.elapsed_seconds, 4),
         "stop_reason": snap.stop_reason or None,
     }
+    if snap.top_lines:
+        out["top_lines"] = [{"move": t.line[0].move.notation if t.line else None, "value": t.value,
+                             "final_spread": t.final_spread, "loss": t.loss, "line": _eg_line_json(t.line)}
+                            for t in snap.top_lines]
+    if snap.also_solved:
+        out["also_solved"] = [{"move": t.requested, "searched": t.searched,
+                               "value": t.value if t.searched else None,
+                               "final_spread": t.final_spread if t.searched else None,
+                               "loss": t.loss if t.searched else None, "line": _eg_line_json(t.line)}
+                              for t in snap.also_solved]
+    return out
 
 
 # ------------------------------------------------------------------ pre-endgame
 
 
+def _leader_name(snap: pb.PreEndgameProgress) -> str:
+    """The play named now: the leader (servers that send only the winner: the winner)."""
+    return snap.leader or snap.winner
+
+
 def _leader(snap: pb.PreEndgameProgress) -> pb.PEGPlayInfo | None:
-    return next((p for p in snap.plays if p.move.notation == snap.winner), None) if snap.winner else None
+    name = _leader_name(snap)
+    return next((p for p in snap.plays if p.move.notation == name), None) if name else None
+
+
+def _shown(snap: pb.PreEndgameProgress, notation: str) -> str:
+    """A play as the table shows it (2L F(O)ND rather than the wire's 2L F.ND)."""
+    p = next((q for q in snap.plays if q.move.notation == notation), None)
+    return p.move.display.strip() if p is not None else notation
 
 
 def _quick_label(snap: pb.PreEndgameProgress) -> str:
@@ -227,25 +284,37 @@ def _quick_label(snap: pb.PreEndgameProgress) -> str:
             "per turn)")
 
 
+def _ties(snap: pb.PreEndgameProgress) -> str:
+    if not snap.leader_ties:
+        return ""
+    names = [_shown(snap, t) for t in snap.leader_ties]
+    listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"; tied by everything known with {len(names)} other play{'s' if len(names) > 1 else ''}: {listed}"
+
+
 def peg_leader_line(snap: pb.PreEndgameProgress) -> str:
-    """Who leads and why: a finished solve's best play, a play proven best by the bounds, the best at the
-    quick pass while the full solve runs, or nobody yet."""
+    """Who leads and why: a finished solve's best play, a play proven best by the bounds, the best estimate
+    while the full solve runs (full-depth verdicts, the calibrated quick pass elsewhere), or nobody yet;
+    plays tied with it by everything known are named."""
     tot = snap.total_permutations
-    if snap.winner:
+    name = _leader_name(snap)
+    if name:
         p = _leader(snap)
-        # the table's notation (2L F(O)ND) rather than the wire's (2L F.ND)
-        shown = p.move.display.strip() if p is not None else snap.winner
+        shown = _shown(snap, name)
         lo, hi = _pts(snap.leader_lower), _pts(snap.leader_upper)
+        ties = _ties(snap)
         if snap.finished or snap.complete or not snap.leader_reason:
-            return f"Winner: {shown} ({snap.leader_reason or 'complete'})"
-        if snap.leader_depth == "quick":
-            quick = f"quick {_pts(p.quick_wins)} of {tot}; " if p is not None else ""
-            return f"Leader: {shown} ({snap.leader_reason}: {quick}at full depth so far {lo} to {hi})"
+            return f"Winner: {shown} ({snap.leader_reason or 'complete'}{ties})"
+        if snap.leader_depth in ("quick", "estimate"):
+            est = f"estimate {_pts(round(p.estimate, 1))} of {tot}; " if p is not None else ""
+            quick = f"quick {_pts(p.quick_wins)}; " if p is not None else ""
+            return (f"Leader: {shown} ({snap.leader_reason}: {est}{quick}at full depth so far {lo} to {hi}; not "
+                    f"proven{ties})")
         if snap.leader_depth == "only" or len(snap.plays) == 1:
             return f"Leader: {shown} (the only play; so far {lo} to {hi} of {tot})"
         others = "" if p is None else (
             f", every other play at most {_pts(max((q.upper_wins for q in snap.plays if q is not p), default=0.0))}")
-        return f"Leader: {shown} ({snap.leader_reason}: at least {lo} of {tot}{others})"
+        return f"Winner: {shown} ({snap.leader_reason}: at least {lo} of {tot}{others}{ties})"
     why = snap.no_leader_reason or "the bounds overlap"
     return (f"No leader yet: {why} (best lower bound {_pts(snap.best_lower)}, best upper bound "
             f"{_pts(snap.best_upper)} of {tot})")
@@ -301,6 +370,8 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
         p = plays[i]
         spread = f"{p.spread:.2f}" if p.HasField("spread") else ""
         extra = f" (unresolved {p.unresolved})" if p.unresolved else ""
+        if p.capped_weight:
+            extra += f" (nesting cap: {_pts(p.capped_low)}-{_pts(p.capped_high)})"
         mark = " ❌" if p.cut_off else ""
         outcomes = _peg_outcomes(p, verbose)
         if exact:
@@ -329,6 +400,10 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
                      "not a bound).")
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
                  f"{tot} ordered draws in all.")
+    if snap.nesting_note:
+        lines.append(f"Note: {snap.nesting_note}.")
+    if snap.scope_note:
+        lines.append(f"Scope: {snap.scope_note}.")
     if snap.complete:
         state = "complete"
     elif snap.finished:
@@ -354,9 +429,15 @@ def peg_json(snap: pb.PreEndgameProgress) -> JSON:
     order = {name: i for i, name in enumerate(_VERDICTS)}
     return {
         "winner": snap.winner or None,
-        "leader": snap.winner or None,
+        "leader": _leader_name(snap) or None,
         "leader_reason": snap.leader_reason or None,
         "leader_depth": snap.leader_depth or None,
+        "leader_ties": list(snap.leader_ties),
+        "scope_note": snap.scope_note or None,
+        "plays_out_of_scope": snap.plays_out_of_scope,
+        "nesting_cap": snap.nesting_cap or None,
+        "nesting_note": snap.nesting_note or None,
+        "stop_reason": snap.stop_reason or None,
         "phase": snap.phase,
         "opponent_model": snap.opponent_model,
         "endgame_plies": snap.endgame_plies,
@@ -381,10 +462,13 @@ def peg_json(snap: pb.PreEndgameProgress) -> JSON:
                 "quick_wins": p.quick_wins,
                 "quick_draws_done": p.quick_draws_done,
                 "estimate": p.estimate,
+                "estimate_sd": round(p.estimate_sd, 3),
                 "pending_weight": p.pending_weight,
                 "spread": round(p.spread, 2) if p.HasField("spread") else None,
                 "cut_off": p.cut_off,
                 "unresolved": p.unresolved,
+                "capped": ({"low": p.capped_low, "high": p.capped_high, "weight": p.capped_weight}
+                           if p.capped_weight else None),
                 "outcome_counts": {c.result: {"draws": c.draws, "weight": c.weight} for c in p.outcome_counts},
                 "outcomes": [{"draw": o.draw, "result": o.result, "weight": o.weight}
                              for o in sorted(p.outcomes, key=lambda o: (order.get(o.result, len(order)), o.draw))],
@@ -471,9 +555,9 @@ def progress_line(snap: object) -> str:
 
 
 def _peg_progress(snap: pb.PreEndgameProgress) -> str:
-    p = _leader(snap)
-    if snap.winner:
-        shown = p.move.display.strip() if p is not None else snap.winner
+    name = _leader_name(snap)
+    if name:
+        shown = _shown(snap, name)
         lead = f"leader {shown} {snap.leader_lower:g}-{snap.leader_upper:g}" + (
             f" ({snap.leader_reason})" if snap.leader_reason else "")
     else:
@@ -667,3 +751,28 @@ def analysis_report(msg: pb.AnalyzeProgress, console: Console) -> None:
             est = "" if t.complete else "; an estimate: the budget was cut"
             console.print(f"  event {t.event} (line {t.line}): {t.played.move} instead of "
                           f"{t.best.move if t.HasField('best') else '?'} ({loss}, {t.mistake}{est})")
+
+
+# ------------------------------------------------------------------ inference and leave values (Infer, EvaluateLeave)
+
+
+def infer_response_text(resp: pb.InferResponse, top: int = 15) -> str:
+    """An Infer answer: the inference (as `macondo infer` prints it) and the lexicon it was judged with."""
+    return f"{inference_text(resp.inference, top)}\nlexicon {resp.lexicon}"
+
+
+def leave_text(resp: pb.EvaluateLeaveResponse) -> str:
+    """A leave's value, as Macondo's `leave` prints it (points to three decimals)."""
+    table = resp.leaves if resp.leaves == resp.lexicon else f"{resp.leaves} (leave set)"
+    shown = resp.leave or "(empty)"
+    if resp.in_table:
+        return f"{shown}: {resp.value:.3f} (leave values of {table})"
+    return (f"{shown}: {resp.value:.3f} (not in the leave table of {table}: an empty leave or a full rack counts "
+            "as 0)")
+
+
+def analysis_progress_line(snap: pb.AnalyzeProgress) -> str:
+    """One line for a running game analysis."""
+    last = snap.turns[-1] if snap.turns else None
+    latest = f"; event {last.event}: {last.played.move} ({last.mistake or last.skipped or '-'})" if last else ""
+    return f"analyze: {snap.turns_done}/{snap.turns_total} turns{latest}"

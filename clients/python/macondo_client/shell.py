@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import cmd
 import contextlib
+import functools
+import io
+import math
 import os
 import shlex
+import shutil
 import signal
 import sys
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +28,13 @@ from typing import IO, Any
 
 from .client import Client, MacondoError, Stream, pb
 from .render import (
+    analysis_progress_line,
+    analysis_report,
     autoplay_text,
     endgame_text,
     events_table,
+    infer_response_text,
+    leave_text,
     moves_table,
     peg_table,
     progress_line,
@@ -36,6 +47,9 @@ POLL = 0.05          # seconds between checks of a followed job (Ctrl-C, progres
 ABANDON_WAIT = 5.0   # after a second Ctrl-C, how long to wait for the cancelled stream to wind up
 SIM_UNTIL_STOPPED = 10_000_000   # the server's iteration cap: a sim without a limit runs until stopped
 CHALLENGE_RULES = ("void", "single", "double", "five", "ten")
+FETCH_MAX_BYTES = 1 << 20   # `load URL`: the largest record or position fetched
+FETCH_TIMEOUT = 15.0        # seconds for the whole fetch
+INFER_TOP = 15
 
 
 class ShellError(Exception):
@@ -135,6 +149,8 @@ SIM_FLAGS = {
     "plies": Flag("plies", "int", "look-ahead plies after the candidate (2)"),
     "threads": Flag("threads", "int", "worker threads (all cores)"),
     "stop": Flag("stop", "int", "confidence-based auto-stop: 95, 98 or 99"),
+    "stop-rule": Flag("stop_rule", "str", "z (the z-test of -stop) or bai (best-arm identification)"),
+    "confidence": Flag("confidence", "float", "the stopping rule's confidence (bai: 0.5 to 0.9999, default 0.95)"),
     "opprack": Flag("opp_rack", "str", "known opponent tiles (default: those the game reveals)"),
     "iterations": Flag("iterations", "int", "iteration cap (none: runs until sim stop / Ctrl-C)"),
     "maxtime": Flag("max_time", "float", "seconds: runs this long (unless -iterations or -stop ends it first)"),
@@ -154,6 +170,8 @@ ENDGAME_FLAGS = {
     "first-win-optim": Flag("first_win", "bool", "stop at the first win found"),
     "heuristics": Flag("heuristics", "bool", "greedy playout at leaves (true)"),
     "tt-mb": Flag("tt_megabytes", "int", "transposition table size in MB (256)"),
+    "top": Flag("top_k", "int", "the best K first moves, each with its exact value and line (1)"),
+    "also-solve": Flag("also_solve", "list", "also value this first move exactly: what it loses (repeatable)"),
 }
 PEG_FLAGS = {
     "endgameplies": Flag("endgame_plies", "int", "depth of each endgame (4)"),
@@ -162,6 +180,7 @@ PEG_FLAGS = {
     "threads": Flag("threads", "int", "threads (all cores)"),
     "max-tiles-left": Flag("max_tiles_left", "int", "plays leaving at most N in the bag; -1 all, 0 emptying (1)"),
     "max-nested-depth": Flag("max_nested_depth", "int", "nested pre-endgame depth; -1 unlimited, 0 none (1)"),
+    "nesting-cap": Flag("nesting_cap", "str", "past the nesting cap: skip (default) or unresolved"),
     "skip-deep-pass": Flag("skip_deep_pass", "bool", "nested passes only after a pass (true)"),
     "early-cutoff": Flag("early_cutoff", "bool", "abandon plays that cannot beat the leader"),
     "skip-tiebreaker": Flag("skip_tiebreaker", "bool", "no spread tiebreak"),
@@ -185,10 +204,36 @@ AUTOPLAY_FLAGS = {
     "threads": Flag("threads", "int", "threads (all cores)"),
     "pairs": Flag("pairs", "bool", "play games in pairs with identical draws"),
 }
+SIM_CONTINUE_FLAGS = {
+    "iterations": Flag("iterations", "int", "more iterations (none: runs until sim stop / Ctrl-C)"),
+    "maxtime": Flag("max_time", "float", "seconds: runs this long (unless -iterations ends it first)"),
+    "threads": Flag("threads", "int", "worker threads (those of the simulation continued)"),
+    "fg": Flag("foreground", "bool", "run in the foreground: Ctrl-C stops it and shows the result"),
+}
+ANALYZE_FLAGS = {
+    "player": Flag("player", "str", "only this player's turns: nickname, 1 or 2 (both)"),
+    "iterations": Flag("sim_iterations", "int", "simulation iterations per turn (600)"),
+    "plies": Flag("sim_plies", "int", "simulation look-ahead (2)"),
+    "plays": Flag("sim_plays", "int", "candidates simulated per turn (12; the played move is added)"),
+    "peg-max-bag": Flag("peg_max_bag", "int", "the pre-endgame solver for 1 to N tiles in the bag, 0 never (1)"),
+    "peg-plays": Flag("peg_plays", "int", "pre-endgame candidates (8)"),
+    "endgameplies": Flag("endgame_plies", "int", "endgame depth (6)"),
+    "threads": Flag("threads", "int", "threads (as many as the server allows a job)"),
+    "seed": Flag("seed", "int", "random seed (the same seed gives the same analysis)"),
+}
+INFER_FLAGS = {
+    "tolerance": Flag("tolerance", "float", "points of equity the play may fall short of the rack's best (3)"),
+    "max-racks": Flag("max_racks", "int", "exhaustive up to this many leaves, else this many random racks (50000)"),
+    "threads": Flag("threads", "int", "threads (as many as the server allows a job)"),
+    "seed": Flag("seed", "int", "the order of the racks judged (and the sample)"),
+    "top": Flag("top", "int", f"leaves listed ({INFER_TOP})"),
+    "withdrawn": Flag("withdrawn", "bool", "with PLAY: it was a phony challenged off (its tiles are back on the rack)"),
+}
 NEW_FLAGS = {"seed": Flag("seed", "int", "tile draws"), "lexicon": Flag("lexicon", "str", "lexicon")}
 LOAD_FLAGS = {"turn": Flag("turn", "int", "replay this many events")}
 COMMIT_FLAGS = {"tileorder": Flag("tile_order", "str", "draw order, first drawn first")}
 FLAG_SPECS = {"sim": SIM_FLAGS, "endgame": ENDGAME_FLAGS, "peg": PEG_FLAGS, "autoplay": AUTOPLAY_FLAGS,
+              "analyze": ANALYZE_FLAGS, "infer": INFER_FLAGS,
               "new": NEW_FLAGS, "load": LOAD_FLAGS, "commit": COMMIT_FLAGS}
 
 
@@ -196,25 +241,244 @@ def _flag_help(spec: dict[str, Flag]) -> str:
     return "\n".join(f"  -{name:<20}{flag.help}" for name, flag in spec.items())
 
 
+# ------------------------------------------------------------------ simulations continued and trimmed
+#
+# `sim continue` runs the simulation's plays again on the same position with the same options and a new seed,
+# and merges the new run's statistics into the old: the runs are independent samples of the same plays, so the
+# counts add and the means and variances combine exactly. The server keeps nothing between runs.
+
+
+def _sums(n: int, mean: float, stderr: float) -> tuple[float, float]:
+    """The sum and the sum of squares of n samples with this mean and standard error (the server's statistics
+    inverted: stderr = sqrt(var / n), var the sample variance over n - 1)."""
+    if n <= 0:
+        return 0.0, 0.0
+    s = mean * n
+    return s, stderr * stderr * n * (n - 1) + s * s / n
+
+
+def _mean_stderr(n: int, s: float, sq: float) -> tuple[float, float]:
+    if n <= 0:
+        return 0.0, 0.0
+    mean = s / n
+    if n < 2:
+        return mean, 0.0
+    var = max(0.0, (sq - s * s / n) / (n - 1))
+    return mean, math.sqrt(var / n)
+
+
+def merge_play(a: pb.SimmedPlayInfo, b: pb.SimmedPlayInfo) -> pb.SimmedPlayInfo:
+    """One play's statistics over two independent runs: iterations add; equity and win% combine their sums and
+    sums of squares; the per-ply means are weighted by the iterations."""
+    out = pb.SimmedPlayInfo()
+    out.CopyFrom(a)
+    n = a.iterations + b.iterations
+    out.iterations = n
+    if n == 0:
+        return out
+    es_a, eq_a = _sums(a.iterations, a.equity, a.equity_stderr)
+    es_b, eq_b = _sums(b.iterations, b.equity, b.equity_stderr)
+    out.equity, out.equity_stderr = _mean_stderr(n, es_a + es_b, eq_a + eq_b)
+    ws_a, wq_a = _sums(a.iterations, a.win_pct / 100, a.win_pct_stderr / 100)
+    ws_b, wq_b = _sums(b.iterations, b.win_pct / 100, b.win_pct_stderr / 100)
+    win, win_se = _mean_stderr(n, ws_a + ws_b, wq_a + wq_b)
+    out.win_pct, out.win_pct_stderr = 100 * win, 100 * win_se
+    del out.ply_stats[:]
+    for k in range(max(len(a.ply_stats), len(b.ply_stats))):
+        pa = a.ply_stats[k] if k < len(a.ply_stats) else pb.PlyStats()
+        pb_ = b.ply_stats[k] if k < len(b.ply_stats) else pb.PlyStats()
+        out.ply_stats.append(pb.PlyStats(
+            mean_score=(pa.mean_score * a.iterations + pb_.mean_score * b.iterations) / n,
+            bingo_pct=(pa.bingo_pct * a.iterations + pb_.bingo_pct * b.iterations) / n))
+    return out
+
+
+def _compare(a: pb.SimmedPlayInfo, b: pb.SimmedPlayInfo) -> int:
+    """The server's order: pruned plays last; then win% (equal when both are near certain either way), then
+    equity."""
+    if a.pruned != b.pruned:
+        return 1 if a.pruned else -1
+    wa, wb = a.win_pct / 100, b.win_pct / 100
+    same = abs(wa - wb) <= 1e-9 or (wa > 0.995 and wb > 0.995) or (wa < 0.005 and wb < 0.005)
+    if not same:
+        return -1 if wa > wb else 1
+    if a.equity != b.equity:
+        return -1 if a.equity > b.equity else 1
+    return 0
+
+
+def merge_sim(base: pb.SimulateProgress | None, latest: pb.SimulateProgress | None,
+              runs: int = 2) -> pb.SimulateProgress | None:
+    """The earlier runs' statistics (`base`) with the latest run's merged in, ranked. Only the plays of `base`
+    are kept (the latest run may have simulated one more: the top play by static equity, which every
+    simulation includes); a play pruned in `base` keeps its statistics. Iterations and time add up."""
+    if base is None:
+        return latest
+    out = pb.SimulateProgress()
+    out.CopyFrom(latest if latest is not None else base)
+    new = {p.move.notation: p for p in latest.plays} if latest is not None else {}
+    plays = [merge_play(p, new[p.move.notation]) if p.move.notation in new and not p.pruned else p
+             for p in base.plays]
+    del out.plays[:]
+    out.plays.extend(sorted(plays, key=functools.cmp_to_key(_compare)))
+    out.iterations = base.iterations + (latest.iterations if latest is not None else 0)
+    out.samples = base.samples + (latest.samples if latest is not None else 0)
+    out.elapsed_seconds = base.elapsed_seconds + (latest.elapsed_seconds if latest is not None else 0.0)
+    if latest is None:
+        out.final, out.stopped, out.stop_reason = False, False, ""
+    elif latest.final:
+        out.stop_reason = f"{latest.stop_reason}; {runs} runs merged" if latest.stop_reason else f"{runs} runs merged"
+    if latest is not None and not latest.HasField("inference") and base.HasField("inference"):
+        out.inference.CopyFrom(base.inference)
+    return out
+
+
+def continuation_seed(seed: int, run: int) -> int:
+    """The seed of run `run` (2, 3, ...) of a simulation begun with `seed`: a different seed for every run
+    (splitmix64), so that the runs are independent samples, and the same ones for the same seed."""
+    z = (seed + run * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return z ^ (z >> 31)
+
+
 @dataclass
 class BackgroundSim:
     stream: Stream[pb.SimulateProgress]
     thread: threading.Thread
     error: list[str] = field(default_factory=list)
+    cgp: str = ""                                   # the position simulated
+    options: dict[str, Any] = field(default_factory=dict)   # its request's options (sim continue reuses them)
+    base: pb.SimulateProgress | None = None         # the earlier runs, merged (sim continue, sim trim)
+    runs: int = 1
+    merged: bool = False                            # this run is in `base` already (sim trim)
 
     @property
     def running(self) -> bool:
         return self.thread.is_alive()
 
+    def result(self) -> pb.SimulateProgress | None:
+        """The simulation so far: every run merged, the trimmed plays gone."""
+        if self.merged:
+            return self.base
+        return merge_sim(self.base, self.stream.latest, self.runs)
 
-def follow(stream: Stream[Any], errors: list[str], name: str) -> threading.Thread:
-    """Consume `stream` in a daemon thread (its snapshots land in stream.latest; failures in `errors`).
-    gRPC's stream iterator must never see a KeyboardInterrupt (the call breaks: 'Internal gRPC call error
-    8', then the channel), so the main thread only ever waits on this thread."""
+
+# ------------------------------------------------------------------ records and positions from the web
+
+
+def is_url(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://")) and not any(c.isspace() for c in text)
+
+
+class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
+    """Follow redirects to http and https only (never to file:, ftp: or data:)."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            raise urllib.error.URLError(f"redirected to {newurl[:100]!r}, which is not an http(s) address")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def fetch_url(url: str, max_bytes: int | None = None, timeout: float | None = None) -> str:
+    """The text at an http(s) URL, fetched here (the server never fetches anything): at most `max_bytes`
+    (FETCH_MAX_BYTES), within `timeout` seconds in all (FETCH_TIMEOUT); a ShellError that says what went wrong
+    otherwise. The fetch runs in a thread, so a server that trickles its answer cannot hold the shell longer."""
+    max_bytes = FETCH_MAX_BYTES if max_bytes is None else max_bytes
+    timeout = FETCH_TIMEOUT if timeout is None else timeout
+    if not is_url(url):
+        raise ShellError(f"not an http:// or https:// address: {url[:100]!r}")
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["text"] = _fetch(url, max_bytes, timeout)
+        except ShellError as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="fetch", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive() or "error" in outcome and "timed out" in str(outcome["error"]):
+        raise ShellError(f"cannot load {url}: no answer within {timeout:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    text: str = outcome["text"]
+    return text
+
+
+def _fetch(url: str, max_bytes: int, timeout: float) -> str:
+    opener = urllib.request.build_opener(_HttpRedirectsOnly)
+    request = urllib.request.Request(url, headers={"User-Agent": "macondo-client"})
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with opener.open(request, timeout=timeout) as resp:
+            declared = resp.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise ShellError(f"{url} is {int(declared):,} bytes; load takes at most {max_bytes:,}")
+            charset = resp.headers.get_content_charset() or "utf-8"
+            while True:
+                chunk = resp.read(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > max_bytes:
+                    raise ShellError(f"{url} is longer than {max_bytes:,} bytes, the most load takes")
+                chunks.append(chunk)
+    except urllib.error.HTTPError as exc:
+        raise ShellError(f"cannot load {url}: HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):
+            raise ShellError(f"cannot load {url}: timed out") from None
+        raise ShellError(f"cannot load {url}: {exc.reason}") from None
+    except TimeoutError:
+        raise ShellError(f"cannot load {url}: timed out") from None
+    except (OSError, ValueError) as exc:
+        raise ShellError(f"cannot load {url}: {exc}") from None
+    data = b"".join(chunks)
+    try:
+        return data.decode(charset, errors="replace")
+    except LookupError:
+        return data.decode("utf-8", errors="replace")
+
+
+def looks_like_gcg(text: str) -> bool:
+    """A GCG record (pragma or event lines) rather than a CGP position (one line)."""
+    lines = [x.strip() for x in text.lstrip("\ufeff").splitlines() if x.strip()]
+    return any(x.startswith((">", "#player", "#character-encoding")) for x in lines)
+
+
+def only_event(gcg: str, event: int) -> str:
+    """The record with the rack of every event but `event` left out (GCG allows it): an analysis skips the
+    turns whose rack it does not know at once, and the replay still places every tile, so the one turn is
+    analysed exactly as in the whole game."""
+    out: list[str] = []
+    k = 0
+    for line in gcg.splitlines():
+        if line.startswith(">"):
+            k += 1
+            head, colon, rest = line.partition(":")
+            toks = rest.split()
+            mid = toks[:-2]
+            has_rack = len(mid) == 3 or (len(mid) == 2 and mid[-1].startswith("-"))
+            if colon and k != event and has_rack:
+                line = f"{head}: " + " ".join(toks[1:])
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def follow(stream: Stream[Any], errors: list[str], name: str,
+           each: Callable[[Any], None] | None = None) -> threading.Thread:
+    """Consume `stream` in a daemon thread (its snapshots land in stream.latest, and go to `each`; failures in
+    `errors`). gRPC's stream iterator must never see a KeyboardInterrupt (the call breaks: 'Internal gRPC call
+    error 8', then the channel), so the main thread only ever waits on this thread."""
     def run() -> None:
         try:
-            for _ in stream:
-                pass
+            for msg in stream:
+                if each is not None:
+                    each(msg)
         except MacondoError as exc:
             errors.append(exc.message)
         except Exception as exc:  # noqa: BLE001 (shown to the user; the shell keeps running)
@@ -339,7 +603,8 @@ class MacondoShell(cmd.Cmd):
             self.say(state.display)
 
     def _foreground(self, stream: Stream[Any], render: Callable[[Any], str],
-                    errors: list[str] | None = None, thread: threading.Thread | None = None) -> Any:
+                    errors: list[str] | None = None, thread: threading.Thread | None = None,
+                    line: Callable[[Any], str] = progress_line) -> Any:
         """Follow a job to its end with a progress line on a terminal. Ctrl-C stops it (StopJob): the server
         then sends its best result so far as the final snapshot, which is shown. A second Ctrl-C abandons
         the job (the stream is cancelled) and shows the last snapshot received, if any."""
@@ -369,7 +634,7 @@ class MacondoShell(cmd.Cmd):
                 if live and handled == 0 and snap is not None and not snap.final and \
                         time.monotonic() - last > 0.5:
                     last = time.monotonic()
-                    self.stdout.write("\r" + progress_line(snap)[:110].ljust(110))
+                    self.stdout.write("\r" + line(snap)[:110].ljust(110))
                     self.stdout.flush()
         if live:
             self.stdout.write("\r" + " " * 110 + "\r")
@@ -385,33 +650,56 @@ class MacondoShell(cmd.Cmd):
     # -------------------------------------------------------------- position and moves
 
     def do_load(self, arg: str) -> None:
-        """load cgp <CGP...> | load gcg <FILE> [-turn N] | load <FILE.gcg> [-turn N]
-        Load a position (a CGP becomes a single-position game) or replay a GCG game, to turn N or the end."""
+        """load cgp <CGP...|URL> | load gcg <FILE|URL> [-turn N] | load <FILE.gcg|URL> [-turn N]
+        Load a position (a CGP becomes a single-position game) or replay a GCG game, to turn N or the end.
+        An http:// or https:// address is fetched here (at most 1 MiB, within 15 s), never by the server;
+        without cgp or gcg its text says which it is."""
         words = arg.strip().split(None, 1)
         if not words:
             raise ShellError("load what? load cgp <CGP> or load gcg <FILE>")
-        if words[0].lower() == "cgp":
+        kind = words[0].lower()
+        if kind == "cgp":
             if len(words) < 2:
                 raise ShellError("load cgp needs a position")
-            self._set_game(self.client.create_game(lexicon=self.lexicon, cgp=words[1].strip(),
+            cgp = words[1].strip()
+            if is_url(cgp):
+                cgp = self._cgp_text(fetch_url(cgp), cgp)
+            self._set_game(self.client.create_game(lexicon=self.lexicon, cgp=cgp,
                                                    challenge_rule=self.challenge_rule))
             return
-        rest = words[1] if words[0].lower() == "gcg" and len(words) > 1 else arg
-        if words[0].lower() == "gcg" and len(words) < 2:
+        rest = words[1] if kind == "gcg" and len(words) > 1 else arg
+        if kind == "gcg" and len(words) < 2:
             raise ShellError("load gcg needs a file name")
         pos, opts = parse_flags(_split(rest), LOAD_FLAGS)
         if len(pos) != 1:
             raise ShellError("load gcg takes one file name")
-        path = Path(pos[0]).expanduser()
-        if not path.is_file():
-            raise ShellError(f"no such file: {path}")
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        if is_url(pos[0]):
+            text = fetch_url(pos[0])
+            if kind != "gcg" and not looks_like_gcg(text):
+                if "turn" in opts:
+                    raise ShellError(f"{pos[0]} holds a CGP position, not a GCG record: -turn does not apply")
+                self._set_game(self.client.create_game(lexicon=self.lexicon, cgp=self._cgp_text(text, pos[0]),
+                                                       challenge_rule=self.challenge_rule))
+                return
+        else:
+            path = Path(pos[0]).expanduser()
+            if not path.is_file():
+                raise ShellError(f"no such file: {path}")
+            text = path.read_bytes().decode("utf-8", errors="replace")
         state = self.client.create_game(lexicon=self.lexicon, gcg=text, turn=opts.get("turn"),
                                         challenge_rule=self.challenge_rule)
         self._set_game(state, show=False)
         self._show_turn(state)
         for warning in state.warnings:
             self.say(f"warning: {warning}")
+
+    @staticmethod
+    def _cgp_text(text: str, url: str) -> str:
+        lines = [x.strip() for x in text.lstrip("\ufeff").splitlines() if x.strip()]
+        if len(lines) != 1:
+            raise ShellError(f"{url} holds neither a GCG record nor a CGP position (one line): "
+                             f"{len(lines)} lines")
+        return lines[0]
 
     def complete_load(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         words = line[:begidx].split()
@@ -591,13 +879,18 @@ class MacondoShell(cmd.Cmd):
     # -------------------------------------------------------------- analysis
 
     def do_sim(self, arg: str) -> None:
-        """sim [options] | sim stop | sim show | sim details | sim watch
+        """sim [options] | sim stop | show | details | watch | continue [options] | trim N
         Simulate the top plays in the background (with -fg in the foreground: Ctrl-C stops it and shows
         the result). Without -iterations or -maxtime it runs until stopped (or, with -stop, until the
         leader is that sure); with -maxtime alone it runs for that time (or until -stop's level), with
         -iterations it stops at that count at the latest; the tiles the game showed of the opponent's rack are passed as -opprack.
+        -stop-rule bai [-confidence C] stops by best-arm identification instead of -stop's z-test: the leader
+        and its challenger are sampled until the leader is named with error probability 1 - C (0.95 default).
         stop: stop and show the result; show: the ranking so far; details: with per-ply statistics;
         watch: follow it live until it ends (Ctrl-C returns; the simulation goes on).
+        continue [-iterations N] [-maxtime S] [-threads T] [-fg]: simulate the plays of the stopped simulation
+        further (until sim stop without a limit) and merge the new iterations into its statistics.
+        trim N: drop the N worst plays of the stopped simulation; sim continue goes on with the rest.
         Options:
         """
         words = _split(arg)
@@ -605,6 +898,10 @@ class MacondoShell(cmd.Cmd):
             if len(words) > 1:
                 raise ShellError(f"sim {words[0]} takes no arguments")
             return self._sim_verb(words[0])
+        if words and words[0] == "continue":
+            return self._sim_continue(words[1:])
+        if words and words[0] == "trim":
+            return self._sim_trim(words[1:])
         game = self._need_game()
         if self.sim is not None and self.sim.running:
             raise ShellError("a simulation is running: sim stop first")
@@ -636,7 +933,7 @@ class MacondoShell(cmd.Cmd):
         stream = self.client.simulate(game.cgp, lexicon=self.lexicon, **opts)
         errors: list[str] = []
         thread = follow(stream, errors, "sim-follow")
-        self.sim = BackgroundSim(stream, thread, errors)
+        self.sim = BackgroundSim(stream, thread, errors, cgp=game.cgp, options=dict(opts))
         if foreground:
             snap = self._foreground(stream, sim_table, errors, thread)
             self._rank("sim", [p.move.notation for p in snap.plays])
@@ -644,12 +941,17 @@ class MacondoShell(cmd.Cmd):
         thread.join(0.3)
         if errors:
             raise ShellError(errors[0])
+        sure = ""          # the stopping rule, as the end of "until ..."
+        if opts.get("stop_rule") == "bai":
+            level = opts.get("confidence") or (opts["stop"] / 100 if "stop" in opts else 0.95)
+            sure = f"best-arm identification names the leader at {100 * level:g}% confidence"
+        elif "stop" in opts or "confidence" in opts:
+            sure = f"the leader is {opts.get('stop') or round(100 * opts['confidence'])}% sure"
         if limited:
             until = "" if "iterations" in opts else f" (it runs for {opts['max_time']:g} s" + (
-                f" or until the leader is {opts['stop']}% sure)" if "stop" in opts else ")")
+                f" or until {sure})" if sure else ")")
         else:
-            until = (f" (no limit: it runs until the leader is {opts['stop']}% sure or sim stop)"
-                     if "stop" in opts else " (no limit: it runs until sim stop)")
+            until = (f" (no limit: it runs until {sure} or sim stop)" if sure else " (no limit: it runs until sim stop)")
         known = f"; the opponent is known to hold {game.known_opp}" if "opp_rack" in opts else ""
         if "infer_play" in opts:
             known += f"; their rack drawn from the inference on {opts['infer_play']}"
@@ -670,12 +972,89 @@ class MacondoShell(cmd.Cmd):
             self._watch(sim)
         if sim.error:
             raise ShellError(sim.error[0])
-        snap = sim.stream.latest
+        snap = sim.result()
         if snap is None:
             self.say("the simulation has no results yet")
             return
         self.say(sim_table(snap, details=verb == "details"))
         self._rank("sim", [p.move.notation for p in snap.plays])
+
+    def _stopped_sim(self, verb: str) -> tuple[BackgroundSim, pb.SimulateProgress]:
+        sim = self.sim
+        if sim is None:
+            raise ShellError(f"no simulation to {verb}: start one with sim [options]")
+        if sim.running:
+            raise ShellError(f"the simulation is running: sim stop first, then sim {verb}")
+        result = sim.result()
+        if result is None or not result.plays:
+            raise ShellError(f"the simulation has no results to {verb}" +
+                             (f" ({sim.error[0]})" if sim.error else ""))
+        game = self._need_game()
+        if game.cgp != sim.cgp:
+            raise ShellError(f"the position changed since that simulation: nothing to {verb}")
+        return sim, result
+
+    def _sim_continue(self, words: list[str]) -> None:
+        """Run the simulation's plays again with the same options and a new seed; its statistics merge in."""
+        pos, opts = parse_flags(words, SIM_CONTINUE_FLAGS)
+        if pos:
+            raise ShellError(f"unexpected {' '.join(pos)!r}; sim continue takes -iterations, -maxtime, -threads, -fg")
+        sim, result = self._stopped_sim("continue")
+        keep = [p.move.notation for p in result.plays if not p.pruned]
+        if not keep:
+            raise ShellError("every play of the simulation was pruned: nothing to continue")
+        foreground = opts.pop("foreground", False)
+        request = {k: v for k, v in sim.options.items()
+                   if k not in ("iterations", "max_time", "stop", "stop_rule", "confidence", "plays")}
+        request.update(plays=keep, num_plays=1, seed=continuation_seed(int(sim.options.get("seed", 0)), sim.runs + 1))
+        request.update(opts)
+        limited = "iterations" in opts or "max_time" in opts
+        if not limited:
+            request["iterations"] = SIM_UNTIL_STOPPED
+        stream = self.client.simulate(sim.cgp, lexicon=self.lexicon, **request)
+        errors: list[str] = []
+        thread = follow(stream, errors, "sim-follow")
+        self.sim = BackgroundSim(stream, thread, errors, cgp=sim.cgp, options=dict(sim.options, seed=request["seed"]),
+                                 base=result, runs=sim.runs + 1)
+        # a pruned play stays as it was, shown below the others
+        done = result.plays[0].iterations if result.plays else 0
+        if foreground:
+            current = self.sim
+
+            def merged_table(snap: pb.SimulateProgress) -> str:
+                return sim_table(merge_sim(current.base, snap, current.runs) or snap)
+
+            self._foreground(stream, merged_table, errors, thread)
+            final = current.result()
+            if final is not None:
+                self._rank("sim", [p.move.notation for p in final.plays])
+            return
+        thread.join(0.3)
+        if errors:
+            raise ShellError(errors[0])
+        until = (f" for {opts['iterations']} more iterations" if "iterations" in opts else
+                 f" for {opts['max_time']:g} s" if "max_time" in opts else " until sim stop")
+        self.say(f"continuing the simulation of {len(keep)} plays (the leader has {done} iterations){until}, in the "
+                 "background: sim show, sim watch, sim stop")
+
+    def _sim_trim(self, words: list[str]) -> None:
+        """Drop the N worst plays of the stopped simulation."""
+        if len(words) != 1 or not words[0].isdigit() or int(words[0]) < 1:
+            raise ShellError("sim trim takes one positive number: the worst plays to drop")
+        n = int(words[0])
+        sim, result = self._stopped_sim("trim")
+        live = sum(not p.pruned for p in result.plays)
+        if n >= len(result.plays) or live - max(0, n - (len(result.plays) - live)) < 1:
+            raise ShellError(f"the simulation has {len(result.plays)} plays ({live} not pruned): trimming {n} would "
+                             "leave none to simulate")
+        trimmed = pb.SimulateProgress()
+        trimmed.CopyFrom(result)
+        gone = [p.move.notation for p in result.plays[len(result.plays) - n:]]
+        del trimmed.plays[len(result.plays) - n:]
+        sim.base, sim.merged = trimmed, True
+        self.say(f"trimmed {n} play{'s' if n > 1 else ''}: {', '.join(gone)}")
+        self.say(sim_table(trimmed))
+        self._rank("sim", [p.move.notation for p in trimmed.plays])
 
     def _watch(self, sim: BackgroundSim) -> None:
         """Follow the background simulation until it ends; Ctrl-C returns at once (the table so far is
@@ -688,21 +1067,25 @@ class MacondoShell(cmd.Cmd):
 
                 live = stack.enter_context(Live(Text(""), refresh_per_second=4, transient=True))
             while sim.running and not hits[0]:
-                if live is not None and sim.stream.latest is not None:
-                    live.update(Text(sim_table(sim.stream.latest)))
+                snap = sim.result()
+                if live is not None and snap is not None:
+                    live.update(Text(sim_table(snap)))
                 sim.thread.join(0.25 if live is not None else POLL)
         if hits[0] and sim.running:
             self.say("(the simulation goes on in the background: sim stop ends it)")
 
     def complete_sim(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
-        return _complete_words(text, line, ["stop", "show", "details", "watch"], SIM_FLAGS)
+        if line.split()[1:2] == ["continue"]:
+            return _complete_words(text, line, [], SIM_CONTINUE_FLAGS)
+        return _complete_words(text, line, ["stop", "show", "details", "watch", "continue", "trim"], SIM_FLAGS)
 
     def do_endgame(self, arg: str) -> None:
         """endgame [options]
         Solve the endgame (the bag must be empty). With -maxtime and no -plies it deepens until solved
         (every line ends the game) or out of time; -plies caps the depth (4 when neither is given). The
         result says the depth reached and why the search ended. Ctrl-C stops and shows the deepest
-        completed result.
+        completed result. -top K lists the best K first moves with their exact values and lines (commit #N
+        plays the Nth); -also-solve MOVE values that first move exactly too and says what it loses.
         Options:
         """
         game = self._need_game()
@@ -711,11 +1094,16 @@ class MacondoShell(cmd.Cmd):
             raise ShellError(f"unexpected {' '.join(pos)!r}")
         if "heuristics" in opts:
             opts["disable_heuristics"] = not opts.pop("heuristics")
+        if opts.get("top_k", 1) < 1:
+            raise ShellError(f"-top must be 1 to 64, got {opts['top_k']}")   # (0 would ask for the default)
         stream = self.client.solve_endgame(game.cgp, lexicon=self.lexicon, **opts)
         snap = self._foreground(stream, lambda s: endgame_text(s, opts.get("first_win", False),
                                                                opts.get("plies") or
                                                                (0 if opts.get("max_time") else 4)))
-        self._rank("endgame", [m.move.notation for m in snap.best_line[:1]])
+        if snap.top_lines:
+            self._rank("endgame", [t.line[0].move.notation for t in snap.top_lines if t.line])
+        else:
+            self._rank("endgame", [m.move.notation for m in snap.best_line[:1]])
 
     def do_peg(self, arg: str) -> None:
         """peg [options]
@@ -733,6 +1121,103 @@ class MacondoShell(cmd.Cmd):
         snap = self._foreground(stream, lambda s: s.eventuality if s.eventuality else peg_table(s, rows, verbose))
         if not snap.eventuality:
             self._rank("peg", [p.move.notation for p in snap.plays])
+
+    def do_analyze(self, arg: str) -> None:
+        """analyze [EVENT] [options]
+        Analyse the loaded game as `macondo analyze` does (a simulation, the pre-endgame solver with 1 to
+        -peg-max-bag tiles in the bag, the exact endgame once it is empty): every turn, or only event EVENT
+        (numbered as list shows them: the move played from the position after EVENT-1 events). The played
+        move is ranked among the engine's candidates. Ctrl-C stops and shows the turns done.
+        Options:
+        """
+        game = self._need_game()
+        pos, opts = parse_flags(_split(arg), ANALYZE_FLAGS)
+        if len(pos) > 1 or (pos and not pos[0].isdigit()):
+            raise ShellError("analyze takes at most one event number (list shows them), then options")
+        self.game = game = self.client.get_game(game.game_id)
+        event = int(pos[0]) if pos else None
+        if event is not None:
+            if not 1 <= event <= len(game.events):
+                raise ShellError(f"no event {event}: the game has {len(game.events)} events")
+            ev = game.events[event - 1]
+            if ev.type not in ("play", "pass", "exchange"):
+                raise ShellError(f"event {event} ({ev.move}) is not a move to analyse")
+            if not ev.rack:
+                raise ShellError(f"the game does not show the rack of event {event}: it cannot be analysed")
+            if "player" in opts:
+                raise ShellError("-player goes with the whole game, not one event")
+        gcg = self.client.export_game(game.game_id)
+        if event is not None:
+            gcg = only_event(gcg, event)
+        lexicon = self.lexicon or game.lexicon
+        stream = self.client.analyze(gcg, lexicon=lexicon, **opts)
+        received: list[pb.TurnAnalysis] = []
+
+        def collect(msg: pb.AnalyzeProgress) -> None:
+            if not msg.final:
+                received.extend(msg.turns)
+
+        def render(msg: pb.AnalyzeProgress) -> str:
+            shown = pb.AnalyzeProgress()
+            shown.CopyFrom(msg)
+            if not msg.final:      # abandoned: every turn that came
+                del shown.turns[:]
+                shown.turns.extend(list(received))
+                shown.stopped, shown.lexicon = True, lexicon
+            if event is not None:
+                turns = [t for t in shown.turns if t.event == event]
+                summary = [s for s in shown.summary if turns and s.player == turns[0].player]
+                del shown.turns[:], shown.summary[:], shown.warnings[:]
+                shown.turns.extend(turns)
+                shown.summary.extend(summary)
+                shown.warnings.extend(game.warnings)
+                shown.turns_total = 1
+            return self._analysis_text(shown)
+
+        errors: list[str] = []
+        thread = follow(stream, errors, "analyze-follow", collect)
+        self._foreground(stream, render, errors, thread, line=analysis_progress_line)
+
+    def _analysis_text(self, msg: pb.AnalyzeProgress) -> str:
+        """The analysis report as `macondo analyze` prints it: rich tables on a terminal, plain columns in a
+        transcript."""
+        from rich.console import Console
+
+        tty = self.interactive and self.stdout.isatty()
+        out = io.StringIO()
+        console = Console(file=out, highlight=False, force_terminal=tty, no_color=not tty,
+                          width=shutil.get_terminal_size().columns if tty else 200)
+        analysis_report(msg, console)
+        return out.getvalue().rstrip("\n")
+
+    def do_infer(self, arg: str) -> None:
+        """infer [PLAY [-withdrawn]] [options]
+        What the opponent's last play says about the tiles they kept (docs/inference.md): the likeliest
+        leaves and each letter's expected count, against a random draw. Without PLAY, their last play before
+        the cursor, as the player on turn saw it (a phony challenged off included); with PLAY (as it stands
+        on the board, 8G Q(I), or exch N), that play on the position shown.
+        Options:
+        """
+        game = self._need_game()
+        pos, opts = parse_flags(_split(arg), INFER_FLAGS)
+        top = opts.get("top", INFER_TOP)
+        if pos:
+            resp = self.client.infer(game.cgp, " ".join(pos), lexicon=self.lexicon, **opts)
+        else:
+            if "withdrawn" in opts:
+                raise ShellError("-withdrawn goes with a PLAY; without one the game says what was withdrawn")
+            resp = self.client.infer(game_id=game.game_id, **opts)
+        self.say(infer_response_text(resp, top))
+
+    def do_leave(self, arg: str) -> None:
+        """leave RACK
+        The value of a leave (up to 7 tiles, ? a blank) in points, from the leave table of the lexicon in use
+        (set lexicon, else the loaded game's, else the server's default)."""
+        words = _split(arg)
+        if len(words) != 1:
+            raise ShellError("leave takes one rack, e.g. leave AEINST or leave ?S")
+        lexicon = self.lexicon or (self.game.lexicon if self.game is not None else "")
+        self.say(leave_text(self.client.evaluate_leave(words[0], lexicon=lexicon)))
 
     def do_autoplay(self, arg: str) -> None:
         """autoplay [options]
@@ -753,16 +1238,17 @@ class MacondoShell(cmd.Cmd):
     # -------------------------------------------------------------- settings
 
     def do_set(self, arg: str) -> None:
-        """set | set lexicon NAME | set challenge single|double|void|five|ten
-        Show the settings, choose the lexicon for new positions, move generation and analysis, or the
-        challenge rule (double by default; void: phonies cannot be played)."""
+        """set | set lexicon [NAME] | set challenge single|double|void|five|ten
+        Show the settings (set lexicon without a name: the lexicon in use, the loaded game's), choose the
+        lexicon for new positions, move generation and analysis, or the challenge rule (double by default;
+        void: phonies cannot be played)."""
         words = _split(arg)
-        if not words:
+        if not words or words == ["lexicon"]:
             info = self.client.server_info()
-            self.say(f"lexicon {self.lexicon or info.default_lexicon}"
-                     f"{'' if self.lexicon else ' (the server default)'}")
-            self.say(f"challenge {self.challenge_rule}")
-            self.say(f"server {self.client.address}, engine {info.version}, API {info.api_version}")
+            self._say_lexicon(info.default_lexicon)
+            if not words:
+                self.say(f"challenge {self.challenge_rule}")
+                self.say(f"server {self.client.address}, engine {info.version}, API {info.api_version}")
             return
         if words[0] == "challenge":
             if len(words) != 2 or words[1].lower() not in CHALLENGE_RULES:
@@ -780,6 +1266,19 @@ class MacondoShell(cmd.Cmd):
             raise ShellError(f"unknown lexicon {words[1]!r} (available: {', '.join(names)})")
         self.lexicon = match
         self.say(f"lexicon set to {match}")
+
+    def _say_lexicon(self, default: str) -> None:
+        game = self.game
+        if game is None:
+            self.say(f"lexicon {self.lexicon or default}{'' if self.lexicon else ' (the server default)'}")
+            return
+        if self.lexicon and self.lexicon != game.lexicon:
+            self.say(f"lexicon {self.lexicon} (set; the loaded game's is {game.lexicon}: gen, sim, endgame, peg, "
+                     f"analyze and leave use {self.lexicon})")
+        else:
+            self.say(f"lexicon {game.lexicon} (the loaded game's)")
+        if not self.lexicon:
+            self.say(f"new games: {default} (the server default)")
 
     def complete_set(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         words = line[:begidx].split()

@@ -657,9 +657,18 @@ class PegJob:
             max_nested_depth=self.opts.max_nested_depth,
             nesting_note=self.nesting_note(plays),
             calibrated_on=self.calibrated_on,
+            stop_reason=self._stop_reason(finished) if final else "",
         )
         name_leader(res)
         return res
+
+    def _stop_reason(self, finished: bool) -> str:
+        """What ended the solve: "finished", "time limit" or "stopped"."""
+        if finished and not self._stop.is_set():
+            return "finished"
+        if self.opts.max_time > 0 and time.monotonic() >= self.t0 + self.opts.max_time:
+            return "time limit"
+        return "stopped" if self._stop.is_set() else "finished"
 
     def nesting_note(self, plays: list[PegPlay]) -> str:
         """What the nesting cap did, in one line ("" when it took part in no verdict)."""
@@ -670,6 +679,7 @@ class PegJob:
         n_plays = sum(1 for p in plays if p.capped_weight)
         how = ("were skipped (the reference engines' semantics: such a draw can count as a win it is not)"
                if self.opts.nesting_cap == "skip" else "are unresolved and count as non-wins")
-        return (f"nesting cap {self.opts.max_nested_depth}: {groups} draw groups ({weight} ordered draws) of "
-                f"{n_plays} plays reached it and their continuations past it {how}; the bounds beside a count "
+        return (f"nesting cap {self.opts.max_nested_depth}: {groups} draw group{'s' if groups > 1 else ''} "
+                f"({weight} ordered draws) of {n_plays} play{'s' if n_plays > 1 else ''} reached it and their "
+                f"continuations past it {how}; the bounds beside a count "
                 f"take those draws as losses and as wins; --max-nested-depth -1 solves them completely")

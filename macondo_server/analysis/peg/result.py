@@ -196,6 +196,7 @@ class PegResult:
     nesting_cap: str = "skip"  # what a continuation past the nesting cap counts as (options.NESTING_CAP_MODES)
     max_nested_depth: int = 1
     nesting_note: str = ""     # what the nesting cap did, when it took part in a verdict
+    stop_reason: str = ""      # final snapshots: "finished", "time limit" or "stopped"
     reused: int = 0            # verdicts taken from the checkpoint (--resume) instead of solved again
     checkpointed: int = 0      # verdicts recorded in the checkpoint so far (with those reused)
     cluster_workers: int = 0   # Dask worker processes the solve ran on (0: in-process)
