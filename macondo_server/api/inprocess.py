@@ -16,11 +16,12 @@ from macondo_server.engine.settings import Settings
 
 
 @contextlib.contextmanager
-def connect(address: str | None = None, data_dir: str | None = None, timeout: float = 600.0) -> Iterator[Client]:
-    """A client for `address`; without one, a server on a free local port serves this process until the
-    block ends (its jobs are stopped first)."""
+def connect(address: str | None = None, data_dir: str | None = None, timeout: float = 600.0,
+            token: str | None = None, ca_file: str | None = None) -> Iterator[Client]:
+    """A client for `address` (with a bearer token and a CA file for TLS when given); without one, a server
+    on a free local port serves this process until the block ends (its jobs are stopped first)."""
     if address:
-        with connect_to(address, timeout=timeout) as client:
+        with connect_to(address, timeout=timeout, token=token, ca_file=ca_file) as client:
             yield client
         return
     logging.getLogger("macondo").setLevel(logging.WARNING)

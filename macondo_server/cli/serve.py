@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from pathlib import Path
 
 from macondo_server.cli.common import CliError, add_data_dir, int_in, seed_arg
@@ -78,14 +79,40 @@ def cmd_proto_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def client_token(token_file: str | None) -> str | None:
+    """The bearer token a client sends: the file's token (its first non-empty line; in a server's
+    `NAME TOKEN` line, the token), else MACONDO_TOKEN, else none."""
+    if token_file:
+        try:
+            text = Path(token_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"--token-file {token_file}: {exc.strerror if isinstance(exc, OSError) else exc}") \
+                from None
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        if not lines:
+            raise CliError(f"--token-file {token_file}: no token in it")
+        return lines[0].split()[-1]
+    return os.environ.get("MACONDO_TOKEN") or None
+
+
+def _client_options(p: argparse.ArgumentParser, suffix: str = "", which: str = "") -> None:
+    p.add_argument(f"--token-file{suffix}", metavar="FILE",
+                   help=f"bearer token for the {which}server (its first line; default: MACONDO_TOKEN)")
+    p.add_argument(f"--ca-file{suffix}", metavar="FILE",
+                   help=f"CA certificate(s) to verify the {which}server's TLS certificate (connects with TLS)")
+
+
 def cmd_shell(args: argparse.Namespace) -> int:
     from macondo_client import MacondoError
     from macondo_client.shell import run_shell
 
     from macondo_server.api.inprocess import connect
 
+    if (args.token_file or args.ca_file) and not args.server:
+        raise CliError("--token-file and --ca-file are for a server given with --server")
     try:
-        with connect(args.server, args.data_dir) as client:
+        with connect(args.server, args.data_dir, token=client_token(args.token_file),
+                     ca_file=args.ca_file) as client:
             return run_shell(client)
     except MacondoError as exc:
         raise CliError(exc.message) from None
@@ -110,8 +137,11 @@ def cmd_bots(args: argparse.Namespace) -> int:
                            "without one, a server of this process on 127.0.0.1 serves local:N only)")
     try:
         with contextlib.ExitStack() as stack:
-            first = stack.enter_context(connect(args.server, args.data_dir))
-            second = stack.enter_context(connect(args.server2)) if args.server2 else first
+            first = stack.enter_context(connect(args.server, args.data_dir, token=client_token(args.token_file),
+                                                ca_file=args.ca_file))
+            second = stack.enter_context(connect(
+                args.server2, token=client_token(args.token_file2 or args.token_file),
+                ca_file=args.ca_file2 or args.ca_file)) if args.server2 else first
             cluster = None
             if args.cluster:
                 from macondo_server.runtime.cluster import Cluster
@@ -166,12 +196,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     sh = sub.add_parser("shell", help="interactive shell over gRPC (starts a local server without --server)")
     sh.add_argument("--server", help="engine server address HOST:PORT (default: a server in this process)")
+    _client_options(sh)
     add_data_dir(sh, distribution=False)
     sh.set_defaults(func=cmd_shell)
 
     bt = sub.add_parser("bots", help="bot-vs-bot games through the game-session API of one or two servers")
     bt.add_argument("--server", help="referee and bot 1 server HOST:PORT (default: a server in this process)")
     bt.add_argument("--server2", help="bot 2 server (default: the first)")
+    _client_options(bt)
+    _client_options(bt, "2", "second ")
     bt.add_argument("--strategy1", default="static", help="static, or sim[:iterations=N,plies=P,...]")
     bt.add_argument("--strategy2", default="static")
     bt.add_argument("--games", type=int_in(1, 100_000_000), default=20)
