@@ -7,6 +7,8 @@ from engine_cy.movegen cimport MoveGen
 cdef enum:
     EG_MAX_PLY = 64
     EG_INF = 1000000          # beyond any spread; also the "aborted" sentinel's magnitude
+    EG_MAX_TOP = 64           # first moves a top-k search keeps
+    EG_MAX_FORCED = 64        # first moves searched with a full window besides them (also-solve)
 
 cdef struct TTEntry:
     uint64_t check            # key ^ move ^ data: a torn (racing) write fails verification
@@ -17,6 +19,13 @@ cdef struct ArenaMove:
     uint64_t move
     int32_t score
     int32_t est
+
+# one first move of a top-k search: its exact value and its principal line (the move first)
+cdef struct RootLine:
+    uint64_t move[EG_MAX_PLY]
+    int32_t score[EG_MAX_PLY]
+    int length
+    int value                 # final spread for the player to move at the root
 
 cdef int arena_cmp_desc(const void* a, const void* b) noexcept nogil   # by est, highest first
 
@@ -60,6 +69,17 @@ cdef class EndgameWorker:
     cdef public bint use_tt     # off only to test the table against plain search
     cdef public bint heuristics  # leaves not at the end of the game are scored by a greedy playout
     cdef int solver_player
+    # top-k root search (multi_k > 0): the best multi_k first moves with exact values, and the forced first
+    # moves (always searched with a full window) with theirs; the previous depth's best are searched first
+    cdef public int multi_k
+    cdef int n_forced
+    cdef uint64_t forced[EG_MAX_FORCED]
+    cdef bint forced_done[EG_MAX_FORCED]
+    cdef RootLine* top_lines  # EG_MAX_TOP entries, best first
+    cdef int n_top
+    cdef RootLine* forced_lines  # EG_MAX_FORCED entries, in the order of forced
+    cdef uint64_t prev_top[EG_MAX_TOP]
+    cdef int n_prev_top
     # lane reuse: the children of one node all generate for the same rack on boards that differ from the
     # parent's by one move each, so lanes neither the first generating child's move nor this child's move
     # touched keep that child's moves (per parent ply: per-lane segments of packed moves and scores)
@@ -97,6 +117,9 @@ cdef class EndgameWorker:
     cdef int negamax(self, int depth, int ply, int alpha, int beta, bint pv) noexcept nogil
     cdef bint grace_over(self) noexcept nogil
     cdef int search_c(self, int plies, int alpha, int beta) noexcept nogil
+    cdef int multi_search_c(self, int plies) noexcept nogil
+    cdef int root_multi(self, int depth) noexcept nogil
+    cdef void keep_line(self, RootLine* dst, uint64_t mv, int32_t score, int value) noexcept nogil
     cdef int id_search_c(self, int plies, int alpha, int beta) noexcept nogil
     cdef bint grow_arena(self, int need) noexcept nogil
     cdef int stuck_value(self, int player) noexcept nogil

@@ -1,5 +1,5 @@
 # Type stub of the Cython module engine_cy.endgame (endgame.pyx): the endgame solver.
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, NotRequired, TypedDict, final
 
 from engine_cy.alphabet import LetterDistribution
@@ -8,6 +8,12 @@ from engine_cy.kwg import Kwg
 
 # a principal variation: (packed move, score) pairs
 _Line = list[tuple[int, int]]
+
+class _LineResult(TypedDict):
+    value: int
+    final_spread: int
+    line: _Line
+    estimated: _Line
 
 class _SolveResult(TypedDict):
     value: int
@@ -19,6 +25,9 @@ class _SolveResult(TypedDict):
     complete: bool
     stopped: bool
     estimated: NotRequired[_Line]
+    # top-k solves (top_k > 1 or also): the best first moves, and one entry per also move (None: not searched)
+    lines: NotRequired[list[_LineResult]]
+    also: NotRequired[list[_LineResult | None]]
 
 def monotonic() -> float: ...
 
@@ -47,9 +56,12 @@ class EndgameWorker:
     probe_first: bool
     probes: int
     probe_cuts: int
+    multi_k: int
     def __init__(
         self, kwg: Kwg, ld: LetterDistribution, tt: TranspositionTable, bingo_bonus: int = 50
     ) -> None: ...
+    def set_multi(self, k: int, forced: Sequence[int] = ()) -> None: ...
+    def multi_lines(self) -> tuple[list[tuple[int, _Line]], list[tuple[int, _Line] | None]]: ...
     def bind_game(self, g: Game) -> None: ...
     def search(self, plies: int, alpha: int = ..., beta: int = ..., iterative: bool = True) -> int: ...
     def principal_variation(self) -> _Line: ...
@@ -94,4 +106,6 @@ class EndgameSolver:
         use_tt: bool = True,
         progress: Callable[[_SolveResult], object] | None = None,
         prune: bool = True,
+        top_k: int = 0,
+        also: Sequence[int] = (),
     ) -> _SolveResult: ...

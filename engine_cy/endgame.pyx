@@ -140,6 +140,12 @@ cdef class EndgameWorker:
             self.lc_cap[i] = 0
             self.lc_valid[i] = False
             self.lc_max_valid[i] = False
+        self.top_lines = NULL
+        self.forced_lines = NULL
+        self.multi_k = 0
+        self.n_forced = 0
+        self.n_top = 0
+        self.n_prev_top = 0
 
     def __init__(self, Kwg kwg, LetterDistribution ld, TranspositionTable tt, int bingo_bonus=50):
         self.mg = MoveGen(kwg, ld, None, bingo_bonus)
@@ -166,6 +172,8 @@ cdef class EndgameWorker:
     def __dealloc__(self):
         cdef int i
         free(self.arena)
+        free(self.top_lines)
+        free(self.forced_lines)
         for i in range(EG_MAX_PLY):
             free(self.lc_mv[i])
             free(self.lc_sc[i])
@@ -860,6 +868,195 @@ cdef class EndgameWorker:
             v = r
         return v
 
+    # ------------------------------------------------------------ top-k root
+
+    cdef void keep_line(self, RootLine* dst, uint64_t mv, int32_t score, int value) noexcept nogil:
+        """dst becomes first move mv (with its score) followed by the line found at ply 1, worth value."""
+        cdef int k, n = self.pv_len[1]
+        if n > EG_MAX_PLY - 1:
+            n = EG_MAX_PLY - 1
+        dst.move[0] = mv
+        dst.score[0] = score
+        for k in range(n):
+            dst.move[k + 1] = self.pv[1][k]
+            dst.score[k + 1] = self.pv_score[1][k]
+        dst.length = n + 1
+        dst.value = value
+
+    cdef int multi_search_c(self, int plies) noexcept nogil:
+        """One top-k search of the attached game to `plies` (root_multi). The result is meaningless when
+        self.aborted is set; top_lines then holds the first moves searched so far."""
+        self.aborted = False
+        self.root_have = False
+        self.stop_seen = 0
+        self.atop = 0
+        self.solver_player = self.g.on_turn
+        if plies > EG_MAX_PLY - 1:
+            plies = EG_MAX_PLY - 1
+        return self.root_multi(plies)
+
+    cdef int root_multi(self, int depth) noexcept nogil:
+        """The root of a top-k search: every first move is searched, the best multi_k of them and every forced
+        one with a window that makes its value exact. A forced move, and any move while fewer than multi_k are
+        kept, gets the full window; any other first a null window at the k-th best value kept (floor) and, when
+        it beats it, the window (floor, +inf) again. A move that stays at or below the floor is worth no more
+        than the k-th best, so the kept moves are the best k (on a tie the one searched first), and each kept
+        value, found inside a window with no upper bound, is exact. The previous depth's best moves are
+        searched first, in their order. Returns the best value; top_lines (n_top, best first) and
+        forced_lines (where forced_done) hold the lines."""
+        cdef int p = self.g.on_turn
+        cdef int spread = self.g.score[p] - self.g.score[1 - p]
+        cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, i, j, n, base, est, nt, f, floor, at, last
+        cdef int opp_val, rack_n
+        cdef int32_t sc
+        cdef uint64_t tt_move = 0, mv
+        cdef ArenaMove* a
+        cdef Move m
+        cdef bint exact
+        self.pv_len[0] = 0
+        self.n_top = 0
+        for f in range(self.n_forced):
+            self.forced_done[f] = False
+        self.nodes += 1
+        if self.g.over or self.multi_k < 1:
+            return spread
+        if self.use_tt:
+            self.tt.probe(self.g.hash, &tt_score, &tt_depth, &tt_flag, &tt_move)
+        opp_val = self.g.rack_value(1 - p)
+        rack_n = self.g.rack_n[p]
+        self.lc_valid[0] = False        # the children's lane reuse starts afresh
+        self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
+        n = self.mg.n_moves
+        base = self.atop
+        if base + n > self.acap and not self.grow_arena(base + n):
+            self.aborted = True
+            self.stop_flag[0] = 1
+            return 0
+        a = &self.arena[base]
+        for i in range(n):
+            mv = self.mg.small_buf[i]
+            a[i].move = mv
+            a[i].score = self.mg.small_score[i]
+            if packed_kind(mv) == MOVE_PASS:
+                est = EST_PASS_BACK if self.g.zeros + 1 >= self.g.max_zeros else 0
+            else:
+                nt = packed_tiles(mv)
+                est = a[i].score
+                if nt == rack_n:
+                    est += 2 * opp_val + EST_GOES_OUT
+                elif depth > 2:
+                    est += (3 if self.helper_id & 1 else -5) * nt
+            if mv == tt_move:
+                est += EST_TT_MOVE
+            for j in range(self.n_prev_top):
+                if mv == self.prev_top[j]:
+                    est = (1 << 24) - j
+                    break
+            a[i].est = est
+        self.atop = base + n
+        qsort(a, n, sizeof(ArenaMove), arena_cmp_desc)
+        for i in range(n):
+            # the children of a depth-1 root are leaves, which never look at the flag
+            if depth == 1 and i > 0 and not self.no_abort and \
+                    (read_flag(self.stop_flag) or (self.deadline > 0 and now() >= self.deadline)):
+                self.stop_flag[0] = 1
+                if not self.root_guard or self.grace_over():
+                    self.aborted = True
+                    self.atop = base
+                    return 0
+            a = &self.arena[base]   # the arena may move while children grow it
+            mv = a[i].move
+            sc = a[i].score
+            f = -1
+            for j in range(self.n_forced):
+                if self.forced[j] == mv:
+                    f = j
+                    break
+            unpack_move(mv, self.g.board, &m)
+            m.score = sc
+            self.path_move[1] = m
+            self.g.play_c(&m)
+            if f >= 0 or self.n_top < self.multi_k:
+                v = -self.negamax(depth - 1, 1, -EG_INF, EG_INF, True)
+                exact = True
+            else:
+                floor = self.top_lines[self.multi_k - 1].value
+                v = -self.negamax(depth - 1, 1, -floor - 1, -floor, False)
+                exact = False
+                if not self.aborted and v > floor:
+                    v = -self.negamax(depth - 1, 1, -EG_INF, -floor, True)
+                    exact = v > floor
+            self.g.undo_c()
+            if self.aborted:
+                self.atop = base
+                return 0
+            if not self.root_have or v > self.root_best:
+                self.root_have = True
+                self.root_best = v
+                self.root_move = mv
+                self.root_score = sc
+            if self.root_guard:
+                self.no_abort = False    # one root move is searched: from now on a stop is honoured
+            if f >= 0:
+                self.keep_line(&self.forced_lines[f], mv, sc, v)
+                self.forced_done[f] = True
+            if exact and (self.n_top < self.multi_k or v > self.top_lines[self.multi_k - 1].value):
+                at = 0
+                while at < self.n_top and self.top_lines[at].value >= v:
+                    at += 1
+                last = self.n_top if self.n_top < self.multi_k else self.multi_k - 1
+                j = last
+                while j > at:
+                    self.top_lines[j] = self.top_lines[j - 1]
+                    j -= 1
+                self.keep_line(&self.top_lines[at], mv, sc, v)
+                if self.n_top < self.multi_k:
+                    self.n_top += 1
+        self.atop = base
+        # the best line is the principal variation of this search
+        for j in range(self.top_lines[0].length):
+            self.pv[0][j] = self.top_lines[0].move[j]
+            self.pv_score[0][j] = self.top_lines[0].score[j]
+        self.pv_len[0] = self.top_lines[0].length
+        for j in range(self.n_top):
+            self.prev_top[j] = self.top_lines[j].move[0]
+        self.n_prev_top = self.n_top
+        if self.use_tt:
+            self.tt.store(self.g.hash, self.top_lines[0].value - spread, depth, TT_EXACT, self.top_lines[0].move[0])
+        return self.top_lines[0].value
+
+    def set_multi(self, int k, forced=()):
+        """Top-k root searches: keep the best k first moves (1 to EG_MAX_TOP) and search the packed first moves
+        `forced` (at most EG_MAX_FORCED) with a full window too; k = 0 turns it off."""
+        cdef int i
+        if not 0 <= k <= EG_MAX_TOP:
+            raise ValueError(f"k must be 0 to {EG_MAX_TOP}")
+        if len(forced) > EG_MAX_FORCED:
+            raise ValueError(f"at most {EG_MAX_FORCED} forced first moves")
+        if (k > 0 or len(forced) > 0) and self.top_lines == NULL:
+            self.top_lines = <RootLine*> malloc(EG_MAX_TOP * sizeof(RootLine))
+            self.forced_lines = <RootLine*> malloc(EG_MAX_FORCED * sizeof(RootLine))
+            if self.top_lines == NULL or self.forced_lines == NULL:
+                raise MemoryError()
+        self.multi_k = k
+        self.n_forced = len(forced)
+        for i in range(self.n_forced):
+            self.forced[i] = forced[i]
+            self.forced_done[i] = False
+        self.n_top = 0
+        self.n_prev_top = 0
+
+    def multi_lines(self):
+        """The last top-k search's results: ([(value, line)] best first, [(value, line) or None] per forced
+        move), values as final spreads for the player to move; lines [(packed, score)] with the first move
+        first. After a stopped search: the first moves searched before the stop."""
+        top = [(self.top_lines[i].value, [(self.top_lines[i].move[j], self.top_lines[i].score[j])
+                                          for j in range(self.top_lines[i].length)]) for i in range(self.n_top)]
+        forced = [(self.forced_lines[i].value, [(self.forced_lines[i].move[j], self.forced_lines[i].score[j])
+                                                for j in range(self.forced_lines[i].length)])
+                  if self.forced_done[i] else None for i in range(self.n_forced)]
+        return top, forced
+
     # ------------------------------------------------------------ Python API
 
     def search(self, int plies, int alpha=-EG_INF, int beta=EG_INF, bint iterative=True):
@@ -995,10 +1192,16 @@ cdef class EndgameSolver:
                 sum((<EndgameWorker> w).probe_cuts for w in self.workers))
 
     def solve(self, Game game, int plies, double max_time=0, int threads=1, bint first_win=False,
-              bint heuristics=True, bint use_tt=True, progress=None, bint prune=True):
+              bint heuristics=True, bint use_tt=True, progress=None, bint prune=True, int top_k=0, also=()):
         """Solve `game` (bag empty) to `plies`. Returns a dict: value (spread change for the player to
         move), final_spread, line [(packed, score)], depth (deepest completed), nodes, seconds, complete
         (every requested ply searched), stopped.
+
+        With top_k > 1 or `also` (packed first moves, at most EG_MAX_FORCED) the root keeps the best top_k
+        first moves (1 to EG_MAX_TOP) with exact values (EndgameWorker.root_multi), and values every move of
+        `also` exactly too: the dict adds "lines" (best first) and "also" (one per move of `also`, None when
+        a stop came before it was searched), each a dict of value, final_spread, line and estimated (the
+        greedy playout past the horizon). A first move of `also` that is not legal here is a ValueError.
 
         With `prune` (the default) the search generates moves in the lexicon pruned to this board and the
         unplayed tiles (engine_cy.prune): the same moves in the same order, so the same values and node
@@ -1018,6 +1221,15 @@ cdef class EndgameSolver:
             raise ValueError(f"the bag is not empty ({game.bag_size} tiles): the endgame solver needs an empty bag")
         if game.kwg is not self.kwg:
             raise ValueError("the game and the solver use different lexica")
+        cdef bint multi
+        also = [int(x) for x in also]
+        multi = top_k > 1 or len(also) > 0
+        if multi and first_win:
+            raise ValueError("top-k and also-solve values are exact: they do not combine with first-win")
+        if not 0 <= top_k <= EG_MAX_TOP:
+            raise ValueError(f"top-k must be 1 to {EG_MAX_TOP}, got {top_k}")
+        if len(also) > EG_MAX_FORCED:
+            raise ValueError(f"at most {EG_MAX_FORCED} also-solve moves, got {len(also)}")
         kwg = pruned_kwg(game) if prune else self.kwg
         root = game.with_lexicon(kwg) if prune else game.clone()
         root.solver_mode()
@@ -1035,11 +1247,20 @@ cdef class EndgameSolver:
             w.d1_cut = self.d1_cut
             w.probe_first = self.probe_first
             w.attach(root if i == 0 else root.clone())
+            w.set_multi(0)
         main = self.workers[0]
         alpha = -1 if first_win else -EG_INF
         beta = 1 if first_win else EG_INF
         result = {"value": 0, "final_spread": start_spread, "line": [], "depth": 0, "nodes": 0,
                   "seconds": 0.0, "complete": False, "stopped": False}
+        if multi:
+            result.update(lines=[], also=[None] * len(also))
+            if also:
+                legal = set(_first_moves(main, root))
+                for i, mv in enumerate(also):
+                    if mv not in legal:
+                        raise ValueError(f"also-solve move {i + 1} is not a legal first move here")
+            main.set_multi(max(top_k, 1), also)
         if root.game_over:
             self.stop_flag = 0
             result.update(complete=True, seconds=now() - t0)
@@ -1058,17 +1279,27 @@ cdef class EndgameSolver:
                 main.no_abort = d == 1
                 main.root_guard = d == 1
                 with nogil:
-                    r = main.search_c(d, alpha, beta)
+                    if multi:
+                        r = main.multi_search_c(d)
+                    else:
+                        r = main.search_c(d, alpha, beta)
                 main.no_abort = False
                 main.root_guard = False
                 if main.aborted:
                     partial = main.partial_root() if d == 1 else None
                     if partial is not None:
+                        if multi:
+                            top, forced = main.multi_lines()
+                            partial = (top[0][0], top[0][1])
+                            _multi_result(result, top, forced, start_spread)
                         result.update(value=partial[0] - start_spread, final_spread=partial[0],
                                       line=partial[1], depth=0, nodes=self.nodes, seconds=now() - t0)
                     break
                 result.update(value=r - start_spread, final_spread=r, line=main.principal_variation(), depth=d,
                               nodes=self.nodes, seconds=now() - t0)
+                if multi:
+                    top, forced = main.multi_lines()
+                    _multi_result(result, top, forced, start_spread)
                 if progress is not None:
                     progress(dict(result))
                 if first_win and r != 0:
@@ -1078,21 +1309,45 @@ cdef class EndgameSolver:
             for h in helpers:
                 h.join()
             self.stop_flag = 0     # the solver is ready for the next solve
-        result["estimated"] = []
-        if heuristics and result["line"]:
-            # moves past the horizon: the greedy playout that scored the principal leaf
-            end = root.clone()
-            for packed, score in result["line"]:
-                _play_packed(end, packed, score)
-            if not end.game_over:
-                main.solver_player = root.on_turn
-                result["estimated"] = main.playout_line(end)
-            main.attach(root)
+        result["estimated"] = _estimated(main, root, result["line"]) if heuristics else []
+        if multi:
+            for entry in result["lines"] + result["also"]:
+                if entry is not None:
+                    entry["estimated"] = _estimated(main, root, entry["line"]) if heuristics else []
         result["complete"] = result["depth"] == plies
         result["stopped"] = not result["complete"]
         result["nodes"] = self.nodes
         result["seconds"] = now() - t0
         return result
+
+
+cdef list _first_moves(EndgameWorker w, Game root):
+    """The packed first moves the root of a search generates (the worker attached to root)."""
+    cdef int p = root.on_turn
+    w.mg.gen_c(root.racks[p], 0, root.rack_value(1 - p), RECORD_SMALL, 0, False)
+    return [w.mg.small_buf[i] for i in range(w.mg.n_moves)]
+
+
+def _multi_result(dict result, list top, list forced, int start_spread):
+    """A top-k search's lines into a solve's result (values as spread changes)."""
+    result["lines"] = [{"value": v - start_spread, "final_spread": v, "line": line} for v, line in top]
+    result["also"] = [None if x is None else {"value": x[0] - start_spread, "final_spread": x[0], "line": x[1]}
+                      for x in forced]
+
+
+cdef list _estimated(EndgameWorker main, Game root, list line):
+    """The moves past the horizon of a line searched from root: the greedy playout that scored its leaf."""
+    cdef list out = []
+    if not line:
+        return out
+    end = root.clone()
+    for packed, score in line:
+        _play_packed(end, packed, score)
+    if not end.game_over:
+        main.solver_player = root.on_turn
+        out = main.playout_line(end)
+    main.attach(root)
+    return out
 
 
 cdef _play_packed(Game g, uint64_t packed, int score):

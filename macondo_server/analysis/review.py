@@ -7,8 +7,9 @@ Phases (tiles in the bag as the player on turn counts them):
 - more than 6: Monte Carlo simulation (sim.py) of the top plays by static equity plus the played move;
 - 1 to 6: the pre-endgame solver (peg.py) over the top plays plus the played move, with early cut-off and a
   time limit; when it names no leader in time the turn falls back to simulation (the turn says so);
-- 0: the exact endgame (endgame.py) of the position, and of the position after the played move and after each
-  of the top static plays (their values rank the played move).
+- 0: the exact endgame (endgame.py) of the position, one solve that also values the played move and each of the
+  top static plays exactly (also-solve: the same search, so the played move's loss is exact at the depth reached;
+  their values rank the played move).
 
 Mistake sizes (Woogles' "Mistake Index", BestBot analysis; see docs/review.md):
 - simulation and pre-endgame turns, by win-probability loss rounded to whole percentage points:
@@ -412,9 +413,18 @@ class _Analyzer:
         o = self.opts
         ld = pos.ld
         t.phase = "endgame"
+        static = [(format_move(m.move, ld, pos.board), m) for m in gen[: o.endgame_candidates]]
+        legal = {format_move(m.move, ld, pos.board) for m in gen}
+        # the top static plays and the played move, valued exactly in the same search as the best
+        also: list[str] = []
+        for text, _ in static:
+            if text not in also:
+                also.append(text)
+        if played is not None and played in legal and played not in also:
+            also.append(played)
         job = EndgameJob(self.engine, pos, EndgameOptions(
             plies=o.endgame_plies, max_time=o.endgame_max_time, threads=o.threads,
-            tt_megabytes=min(o.tt_megabytes, 256), lexicon=self.lex.name))
+            tt_megabytes=min(o.tt_megabytes, 256), lexicon=self.lex.name, also_solve=also))
         res = job.run(stop=self.stop)
         if not res.complete:
             t.complete = False
@@ -426,20 +436,15 @@ class _Analyzer:
             return
         best_text = format_move(best.move, ld, pos.board)
         values: dict[str, int] = {best_text: res.value}
-        static = [(format_move(m.move, ld, pos.board), m) for m in gen[: o.endgame_candidates]]
-        moves: dict[str, Move] = {}
-        for text, m in static:
-            moves.setdefault(text, m.move)
-        if played_move is not None and played is not None:
-            moves.setdefault(played, played_move)
-        for text, mv in moves.items():
-            if self.stop.is_set():
-                t.complete = False
-                break
-            if text in values:
-                continue
-            v, complete = self._endgame_value(pos, mv, o.endgame_plies)
-            values[text] = min(v, res.value) if res.complete and complete else v
+        for r in res.also:
+            if r.value is None:
+                t.complete = False         # a stop came before this move was searched
+            else:
+                values[r.requested] = r.value
+        if played_move is not None and played is not None and played not in legal and not self.stop.is_set():
+            # a phony left standing is no legal first move of the solver: the position after it, solved apart
+            v, complete = self._endgame_value(pos, played_move, o.endgame_plies)
+            values[played] = min(v, res.value) if res.complete and complete else v
             if not complete:
                 t.complete = False
         # Several moves may share the best value, and which of them the solver reports can depend on its threads'

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine_cy.sim import SimWorker
+from macondo_server.analysis import bai
 from macondo_server.engine.facade import Engine, GeneratedMove, bag_for_mover, known_opponent_tiles
 from macondo_server.engine.replay import game_from_position
 from macondo_server.engine.settings import PACKAGE_DATA
@@ -34,6 +35,8 @@ MAX_ITERATIONS = 10_000_000
 DEFAULT_ITERATIONS = 1000      # the cap when neither an iteration count nor a time limit is given
 MIN_PRUNE_SAMPLES = 128
 SIMILAR_PRUNE_AFTER = 750
+STOP_RULES = ("z", "bai")      # the z-test (pruning at a confidence level) or best-arm identification (bai.py)
+DEFAULT_BAI_CONFIDENCE = 0.95
 
 
 @functools.lru_cache(maxsize=1)
@@ -52,6 +55,9 @@ class SimOptions:
     plays: list[str] = field(default_factory=list)
     iterations: int | None = None        # hard cap; None: see iteration_cap()
     stop: int | None = None              # 95, 98 or 99: stop once the leader is separated at that level
+    stop_rule: str = "z"                 # "z": the z-test of `stop`; "bai": best-arm identification (bai.py)
+    confidence: float | None = None      # bai: 1 - the error probability (default: stop / 100, else 0.95); z: the
+                                         # same as stop (0.95, 0.98 or 0.99)
     max_time: float = 0.0
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     seed: int = 0
@@ -73,12 +79,40 @@ class SimOptions:
             raise ValueError(f"iterations must be 1 to {MAX_ITERATIONS}, got {self.iterations}")
         if self.stop is not None and self.stop not in Z_SCORES:
             raise ValueError(f"stop must be 95, 98 or 99, got {self.stop}")
+        if self.stop_rule not in STOP_RULES:
+            raise ValueError(f"stop rule must be z or bai, got {excerpt(self.stop_rule)}")
+        c = self.confidence
+        if c is not None:
+            if self.stop_rule == "bai":
+                if not bai.MIN_CONFIDENCE <= c <= bai.MAX_CONFIDENCE:
+                    raise ValueError(f"confidence must be {bai.MIN_CONFIDENCE} to {bai.MAX_CONFIDENCE}, got {c}")
+            elif not any(abs(c - z / 100) < 1e-9 for z in Z_SCORES):
+                raise ValueError(f"the z-test's confidence must be 0.95, 0.98 or 0.99 (any from "
+                                 f"{bai.MIN_CONFIDENCE} to {bai.MAX_CONFIDENCE} with the bai stop rule), got {c}")
+            if self.stop is not None and abs(c - self.stop / 100) > 1e-9:
+                raise ValueError(f"stop {self.stop} and confidence {c} disagree: give one of them")
         if self.max_time < 0:
             raise ValueError(f"max time must not be negative, got {self.max_time}")
         if not 1 <= self.threads <= 256:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
         if self.infer_play is None and self.infer_withdrawn:
             raise ValueError("a withdrawn phony needs the play to infer from")
+
+    def z_stop(self) -> int | None:
+        """The z-test's level (95, 98, 99) when the z-test stops the run, else None."""
+        if self.stop_rule != "z":
+            return None
+        if self.stop is None and self.confidence is not None:
+            return round(self.confidence * 100)
+        return self.stop
+
+    def bai_confidence(self) -> float | None:
+        """Best-arm identification's confidence when it stops the run, else None."""
+        if self.stop_rule != "bai":
+            return None
+        if self.confidence is not None:
+            return self.confidence
+        return self.stop / 100 if self.stop is not None else DEFAULT_BAI_CONFIDENCE
 
     def iteration_cap(self) -> tuple[int, str]:
         """The iterations the run may take and where that bound comes from: "given" (an explicit count),
@@ -125,6 +159,9 @@ class SimResult:
     inference: InferResult | None = None   # the inference the opponent's racks were drawn from
     iteration_cap: int = DEFAULT_ITERATIONS
     cap_source: str = "default"            # see SimOptions.iteration_cap
+    samples: int = 0                       # playouts: one play simulated for one draw, over every play
+    stop_rule: str = "z"
+    confidence: float = 0.0                # the stopping rule's confidence (0: no stopping rule)
 
     @property
     def stop_text(self) -> str:
@@ -276,7 +313,8 @@ class SimJob:
         and stop once one play is left or past the iteration cutoff; returns True when the simulation should
         stop."""
         opts = self.opts
-        if opts.stop is None:
+        level = opts.z_stop()
+        if level is None:
             return False
         live = [p for p in self._ranked() if not p.pruned]
         if len(live) < 2:
@@ -285,8 +323,8 @@ class SimJob:
         if self.iterations > 2000 + 625 * opts.plies:
             self.reason = "iteration cutoff"
             return True
-        z = Z_SCORES[opts.stop]
-        delta = 1 - opts.stop / 100
+        z = Z_SCORES[level]
+        delta = 1 - level / 100
         leader = live[0]
         on_equity = (leader.win + z * leader.win_pct_stderr / 100 < 0.005) or (
             leader.win - z * leader.win_pct_stderr / 100 > 0.995
@@ -313,14 +351,134 @@ class SimJob:
                     w.set_active(i, False)
         live = [p for p in live if not p.pruned]
         if len(live) == 1:
-            self.reason = f"{opts.stop}% confidence"
+            self.reason = f"{level}% confidence"
             return True
         rest = [p for p in live if p is not leader]
         if rest and all(p.protected for p in rest):
             if all(mean_se(p)[0] + c * mean_se(p)[1] < lm - c * lse for p in rest):
-                self.reason = f"{opts.stop}% confidence"
+                self.reason = f"{level}% confidence"
                 return True
         return False
+
+    # -- best-arm identification (stop_rule "bai"; see bai.py)
+
+    def _bai_pairs(self, leader: int) -> list[bai.Pair]:
+        """The leader's differences with every play on their common draws, on the win probability, or on equity
+        once every game is decided (every play wins, or the best loses, nearly surely), as the z-test judges
+        them."""
+        wins = [p.win for p in self.plays]
+        on_equity = all(w > 0.995 for w in wins) or max(wins) < 0.005
+        rows = [w.pair_stats(leader) for w in self.workers]
+        sums = []
+        for b in range(len(self.plays)):
+            n = sum(r[b][0] for r in rows)
+            if on_equity:
+                sums.append((n, sum(r[b][3] for r in rows), sum(r[b][4] for r in rows)))
+            else:
+                sums.append((n, sum(r[b][1] for r in rows), sum(r[b][2] for r in rows)))
+        if on_equity:
+            own = [p.equity_stderr ** 2 * p.n for p in self.plays]
+        else:
+            own = [(p.win_pct_stderr / 100) ** 2 * p.n for p in self.plays]
+        return bai.pairs_from_sums(sums, bai.variance_floor(own))
+
+    def _bai_batch(self, tasks: list[tuple[list[int], int, int]], deadline: float | None) -> list[int]:
+        """Run each task (plays, first draw, draws): those plays simulated for draws first, first + 1, ... The
+        draws of a task are split among the threads in contiguous parts; returns the draws completed per task
+        (fewer after a stop or at the time limit)."""
+        n_threads = len(self.workers)
+        plan: list[list[tuple[int, int, int]]] = [[] for _ in range(n_threads)]
+        for ti, (_, first, count) in enumerate(tasks):
+            per = -(-count // n_threads)
+            for t in range(n_threads):
+                lo, hi = t * per, min(count, (t + 1) * per)
+                if hi > lo:
+                    plan[t].append((ti, first + lo, hi - lo))
+        done = [[0] * len(tasks) for _ in range(n_threads)]
+
+        def work(t: int) -> None:
+            w = self.workers[t]
+            for ti, first, count in plan[t]:
+                active = set(tasks[ti][0])
+                for i in range(len(self.plays)):
+                    w.set_active(i, i in active)
+                d = w.run(first, 1, count)
+                done[t][ti] += d
+                if d < count:
+                    return
+
+        pool = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(n_threads)]
+        for th in pool:
+            th.start()
+        while any(th.is_alive() for th in pool):
+            for th in pool:
+                th.join(0.05)
+            if deadline is not None and time.monotonic() >= deadline and not self._stop.is_set():
+                self.reason = "time limit"
+                self.stop()
+        return [sum(done[t][ti] for t in range(n_threads)) for ti in range(len(tasks))]
+
+    def _run_bai(self, progress: Callable[[SimResult], None] | None, interval: float,
+                 stop: threading.Event | None) -> SimResult:
+        """Best-arm identification: every play on the first bai.INITIAL_SAMPLES draws, then rounds of bai.BATCH
+        draws each simulating the empirical leader and its challenger (Top-Two), until the leader is separated
+        from every other play at the confidence asked (the GLR test on their differences over common draws),
+        the iteration cap, the time limit or a stop. An iteration is a draw; the rounds do not depend on the
+        thread count, so neither does the result (but for the order in which the threads' sums are added)."""
+        opts = self.opts
+        conf = opts.bai_confidence() or DEFAULT_BAI_CONFIDENCE
+        delta = 1 - conf
+        pct = f"{100 * conf:g}"
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        cap, _ = opts.iteration_cap()
+        k = len(self.plays)
+        for w in self.workers:
+            w.track_pairs()
+        last = time.monotonic()
+        with watch_stop(stop, self.stop):
+            first = min(bai.INITIAL_SAMPLES, cap)
+            drawn = self._bai_batch([(list(range(k)), 0, first)], deadline)[0]   # draws used so far
+            with self._lock:
+                self.iterations = drawn
+            complete = drawn == first
+            while complete and not self._stop.is_set():
+                with self._lock:
+                    self._update_stats()
+                if k == 1:
+                    self.reason = "one play left"
+                    break
+                on_equity = all(p.win > 0.995 for p in self.plays) or max(p.win for p in self.plays) < 0.005
+                lead = bai.leader_of([p.equity if on_equity else p.win for p in self.plays],
+                                     [p.n for p in self.plays])
+                pairs = self._bai_pairs(lead)
+                # a play of the leader's tiles on the leader's squares in another order is as good as settled once
+                # the leader is well known (as the z-test prunes it)
+                similar = [i for i in range(k) if i != lead and self.plays[lead].n > SIMILAR_PRUNE_AFTER
+                           and self._similar(self.plays[i], self.plays[lead])]
+                settled, _, _ = bai.separated(pairs, lead, sum(p.n for p in self.plays), delta, similar)
+                if settled:
+                    self.reason = f"{pct}% confidence (best-arm identification)"
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.reason = "time limit"
+                    break
+                if drawn >= cap:
+                    self.reason = "iterations"
+                    break
+                ch = bai.challenger_of(pairs, lead, similar)
+                n = min(bai.BATCH, cap - drawn)
+                got = self._bai_batch([([lead, ch], drawn, n)], deadline)[0]
+                complete = got == n
+                drawn += got
+                with self._lock:
+                    self.iterations = drawn
+                now = time.monotonic()
+                if progress is not None and now - last >= interval:
+                    last = now
+                    progress(self.snapshot(final=False))
+            if self._stop.is_set() and not self.reason:
+                self.reason = "stopped"
+        return self.snapshot(final=True)
 
     @staticmethod
     def _similar(a: SimPlay, b: SimPlay) -> bool:
@@ -333,11 +491,15 @@ class SimJob:
         with self._lock:
             self._update_stats()
             cap, source = self.opts.iteration_cap()
+            o = self.opts
+            conf = o.bai_confidence() if o.stop_rule == "bai" else ((o.z_stop() or 0) / 100)
             return SimResult(self._ranked(), self.iterations, time.monotonic() - self.t0, final, self.reason,
-                             self.inference, cap, source)
+                             self.inference, cap, source, sum(p.n for p in self.plays), o.stop_rule, conf or 0.0)
 
     def run(self, progress: Callable[[SimResult], None] | None = None, interval: float = 0.5,
             stop: threading.Event | None = None) -> SimResult:
+        if self.opts.stop_rule == "bai":
+            return self._run_bai(progress, interval, stop)
         opts = self.opts
         n_threads = len(self.workers)
         deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
@@ -372,7 +534,7 @@ class SimJob:
                         self.stop()
                 with self._lock:
                     self.iterations += sum(done)
-                    if opts.stop is not None:     # only the auto-stop needs them here; snapshot() updates too
+                    if opts.z_stop() is not None:   # only the auto-stop needs them here; snapshot() updates too
                         self._update_stats()
                     if self._prune_and_check():
                         break

@@ -37,6 +37,21 @@ from macondo_server.cli.common import (
 )
 from macondo_server.engine.settings import Settings
 
+
+def confidence_arg(text: str) -> float:
+    """An argparse type: a confidence level, a number from 0.5 to 0.9999 (sim.py checks it against the rule)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0.5 to 0.9999, got {text[:40]!r}") from None
+    if not 0.5 <= v <= 0.9999:
+        raise argparse.ArgumentTypeError(f"must be a number from 0.5 to 0.9999, got {text[:40]!r}")
+    return v
+
+
+EG_MAX_TOP = 64        # endgame.MAX_TOP_K and MAX_ALSO_SOLVE (kept here so that parsing imports no engine)
+EG_MAX_ALSO = 64
+
 if TYPE_CHECKING:
     from rich.live import Live
 
@@ -53,7 +68,8 @@ def cmd_endgame(args: argparse.Namespace) -> int:
 
     pos = read_cgp(args, registry(args))
     opts = EndgameOptions(plies=args.plies, max_time=args.max_time, threads=args.threads, first_win=args.first_win,
-                          heuristics=not args.no_heuristics, tt_megabytes=args.tt_mb, lexicon=args.lexicon)
+                          heuristics=not args.no_heuristics, tt_megabytes=args.tt_mb, lexicon=args.lexicon,
+                          top_k=args.top, also_solve=args.also_solve or [])
     job = EndgameJob(engine_for(args), pos, opts)
     live = not args.json and sys.stderr.isatty()
 
@@ -76,7 +92,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
     pos = read_cgp(args, registry(args))
     opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=args.play or [], iterations=args.iterations,
-                      stop=args.stop, max_time=args.max_time, threads=args.threads, seed=args.seed,
+                      stop=args.stop, stop_rule=args.stop_rule, confidence=args.confidence,
+                      max_time=args.max_time, threads=args.threads, seed=args.seed,
                       opp_rack=args.opp_rack, lexicon=args.lexicon, infer_play=args.infer,
                       infer_withdrawn=args.infer_withdrawn, infer_tolerance=args.tolerance,
                       infer_max_racks=args.infer_max_racks)
@@ -236,6 +253,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     eg.add_argument("--no-heuristics", action="store_true",
                     help="score the horizon by the spread instead of a greedy playout")
     eg.add_argument("--tt-mb", type=tt_mb_arg, default=256, help="transposition table size in MB")
+    eg.add_argument("--top", type=int_in(1, EG_MAX_TOP), default=1, metavar="K",
+                    help=f"the best K first moves (1 to {EG_MAX_TOP}), each with its exact value and principal line "
+                         "(default 1)")
+    eg.add_argument("--also-solve", action="append", metavar="MOVE",
+                    help="also value this first move exactly, whatever its rank: how much it loses against the best "
+                         f"(repeatable, at most {EG_MAX_ALSO})")
     eg.add_argument("--lexicon")
     eg.add_argument("--json", action="store_true")
     add_data_dir(eg)
@@ -253,6 +276,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          "else 1000)")
     sm.add_argument("--stop", type=int_choice(95, 98, 99),
                     help="stop once the leader is separated (95, 98 or 99)")
+    sm.add_argument("--stop-rule", choices=("z", "bai"), default="z",
+                    help="z: the z-test of --stop (prunes plays at its level; default); bai: best-arm identification "
+                         "(samples the leader and a challenger, stops once a GLR test names the leader at "
+                         "--confidence)")
+    sm.add_argument("--confidence", type=confidence_arg, metavar="C",
+                    help="the stopping rule's confidence: bai 0.5 to 0.9999 (default --stop / 100, else 0.95); z 0.95, "
+                         "0.98 or 0.99 (the same as --stop)")
     sm.add_argument("--max-time", type=seconds_arg, default=0.0,
                     help="seconds: the run uses this time unless --iterations or --stop ends it first")
     sm.add_argument("--threads", type=threads_arg, default=min(os.cpu_count() or 1, MAX_THREADS))
