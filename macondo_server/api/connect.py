@@ -40,6 +40,7 @@ import mimetypes
 import socket
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from concurrent import futures
@@ -745,9 +746,15 @@ async def _plain(send: AsgiSend, status: int, ctype: str, body: bytes,
 
 async def _error(send: AsgiSend, status: int, code: str, message: str,
                  extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    """An error before the Connect runtime: HTTP status (which Connect clients map to a code) and the Connect
-    error body {"code", "message"} (which unary clients read)."""
-    await _plain(send, status, "application/json", json.dumps({"code": code, "message": message}).encode(), extra)
+    """An error before the Connect runtime: HTTP status (which Connect clients map to a code), the Connect
+    error body {"code", "message"} (which unary Connect clients read) and the message in `grpc-message`
+    (percent-encoded, which gRPC-Web clients read: they see no body)."""
+    encoded = urllib.parse.quote(message, safe=_GRPC_MESSAGE_SAFE).encode("ascii")
+    await _plain(send, status, "application/json", json.dumps({"code": code, "message": message}).encode(),
+                 [*extra, (b"grpc-message", encoded)])
+
+
+_GRPC_MESSAGE_SAFE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
 
 
 # ---------------------------------------------------------------------------------------------- the server

@@ -190,7 +190,18 @@ def game_to_pb(session: Session) -> pb.GameState:
         events=events,
         challenge_rule=session.rule,
         known_opp=ld.rack_str(pos.racks[1]),
+        distribution=ld.name,
+        layout=pos.board.layout_name,
+        premiums=premium_rows(pos),
     )
+
+
+def premium_rows(pos: Position) -> list[str]:
+    """The board's premium squares, one string per row, one character per square as in a layout file
+    (= - " ' ~ ^, space for a plain square)."""
+    dim = pos.board.dim
+    rows = pos.board.layout_text().splitlines()[1:dim + 1]
+    return [row.replace(".", " ").ljust(dim)[:dim] for row in rows]
 
 
 def event_text(ev: GcgEvent) -> str:

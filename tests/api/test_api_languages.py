@@ -73,3 +73,17 @@ def test_a_game_session_in_catalan(stub):
     moved = stub.EngineMove(pb.EngineMoveRequest(game_id=game.game_id), timeout=60)
     assert "[L·L]" in moved.move.notation
     assert "L·L" in moved.game.display
+
+
+def test_the_game_state_names_the_board_and_its_squares(stub):
+    """What a client needs to draw the board: the distribution, the layout and its premium squares by row."""
+    for rows, layout, corner, quad_words, quad_letters in ((15, "standard15", "=", 0, 0), (21, "standard21", "~", 4, 8)):
+        game = stub.CreateGame(pb.CreateGameRequest(cgp=f"{'/'.join([str(rows)] * rows)} AL·L?QUE/ 0/0 0",
+                                                    lexicon="DISCTINY"), timeout=60)
+        assert (game.distribution, game.layout) == ("catalan", layout)
+        assert len(game.premiums) == rows and all(len(row) == rows for row in game.premiums)
+        assert game.premiums[0][0] == game.premiums[-1][-1] == corner
+        squares = "".join(game.premiums)
+        assert (squares.count("~"), squares.count("^")) == (quad_words, quad_letters)
+        assert set(squares) <= set("=-\"'~^ ")
+        stub.DeleteGame(pb.DeleteGameRequest(game_id=game.game_id), timeout=10)

@@ -78,7 +78,7 @@ def test_board_in_headless_chromium(capsys):
     # every step left a screenshot
     assert page["steps"] == ["01-cgp-loaded", "02-generated", "03-peg-live", "04-peg-final", "05-peg-stopped",
                              "board-peg-options", "board-peg-time-limit", "10-played-tile-order",
-                             "06-gcg-stepped", "board-review", "07-sim-stopped", "08-endgame"]
+                             "06-gcg-stepped", "board-review", "07-sim-stopped", "08-endgame", "09-endgame-top"]
     for name in page["steps"]:
         assert (SHOTS / f"{name}.png").stat().st_size > 10_000
     if os.environ.get("MACONDO_WEB_DOCS_SHOTS") == "1":
@@ -227,6 +227,15 @@ def test_board_in_headless_chromium(capsys):
     assert page["turnsHiddenForCgp"]
     assert "bag is empty" in page["simInEndgameError"]["text"]
     assert page["simInEndgameError"]["code"] in ("invalid_argument", "failed_precondition")
+    # the runner-up lines equal `macondo endgame --top 3 --also-solve pass --json`
+    top = _cli_json(["endgame", endgame_cgp, "--plies", "3", "--threads", "1", "--top", "3", "--also-solve", "pass",
+                     "--json"], capsys)
+    shown = page["endgameTop"]
+    assert shown["state"] == "final" and shown["topLines"] == "3"
+    assert [(r["move"], int(r["value"]), int(r["loss"])) for r in shown["top"]] == \
+        [(t["move"], t["value"], t["loss"]) for t in top["top_lines"]]
+    assert [(r["move"], r["searched"], int(r["value"]), int(r["loss"])) for r in shown["also"]] == \
+        [(t["move"], "true", t["value"], t["loss"]) for t in top["also_solved"]]
     # nothing went wrong in the page beyond the refused CGP's HTTP 400
     assert [e for e in page["consoleErrors"] if "400" not in e] == []
 

@@ -1,6 +1,8 @@
 // The analysis board: one page talking Connect to the server that serves it (same origin), through the
 // typed client generated from proto/ (clients/ts). Every result shown comes from the server as it streams.
 import {
+  checkToken,
+  ConnectError,
   describeError,
   engineClient,
   startJob,
@@ -23,21 +25,31 @@ import { addOnlySolve, describePegOptions, newPegView, pegOptions, renderPeg, re
 const TOKEN_KEY = "macondo-token";
 let client: EngineClient = makeClient();
 
+/** The client of the server that served the page, with the token this tab was given (sessionStorage: it lasts
+ * as long as the tab and never leaves this origin). */
 function makeClient(): EngineClient {
   const token = sessionStorage.getItem(TOKEN_KEY) || undefined;
-  return engineClient(webTransport(location.origin, { token }));
+  try {
+    return engineClient(webTransport(location.origin, { token }));
+  } catch {
+    sessionStorage.removeItem(TOKEN_KEY);      // a token in a form the client refuses: none
+    return engineClient(webTransport(location.origin));
+  }
 }
 
-// the standard 15x15 layout: = triple word, - double word, " triple letter, ' double letter
+// the squares of the board shown before a game names its own (GameState.premiums), the standard 15x15:
+// = triple word, - double word, " triple letter, ' double letter (and on larger boards ~ quadruple word,
+// ^ quadruple letter)
 const LAYOUT = [
   "=  '   =   '  =", " -   \"   \"   - ", "  -   ' '   -  ", "'  -   '   -  '", "    -     -    ",
   " \"   \"   \"   \" ", "  '   ' '   '  ", "=  '   -   '  =", "  '   ' '   '  ", " \"   \"   \"   \" ",
   "    -     -    ", "'  -   '   -  '", "  -   ' '   -  ", " -   \"   \"   - ", "=  '   =   '  =",
 ];
 const PREMIUM: Record<string, [string, string]> = {
-  "=": ["tws", "3W"], "-": ["dws", "2W"], "\"": ["tls", "3L"], "'": ["dls", "2L"],
+  "~": ["qws", "4W"], "=": ["tws", "3W"], "-": ["dws", "2W"],
+  "^": ["qls", "4L"], "\"": ["tls", "3L"], "'": ["dls", "2L"],
 };
-const COLS = "ABCDEFGHIJKLMNO";
+const COLS = "ABCDEFGHIJKLMNOPQRSTU";     // boards up to 21x21
 const RACK_SIZE = 7;
 
 type AnyJob = Job<SimulateProgress | EndgameProgress | PreEndgameProgress>;
@@ -56,16 +68,42 @@ const state: State = { cgp: "", origin: "new", lexicon: "", stopAsked: false };
 
 // ------------------------------------------------------------------ errors and status
 
+/** The server's words and code; a request refused before it ran (no or wrong token, a host name the server does
+ * not answer to, too many failed tokens, gRPC over HTTP/1.1) also says its HTTP status and what to do. */
 function showError(err: unknown): void {
   const e = describeError(err);
   const code = e.codeName.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-  $("error").textContent = `${e.message} (${code}${e.reason && e.reason.toLowerCase() !== code ? `, ${e.reason}` : ""})`;
-  $("error").dataset.code = code;
+  const el = $("error");
+  const status = e.httpStatus ? `, HTTP ${e.httpStatus}` : "";
+  el.textContent = `${e.message} (${code}${e.reason && e.reason.toLowerCase() !== code ? `, ${e.reason}` : ""}${status})`;
+  const hint = e.httpStatus === 401
+    ? "This server requires a token: enter it under Server token (top right) and press Use token."
+    : e.hint;
+  if (hint) el.append(h("span", { className: "error-hint", textContent: hint }));
+  el.dataset.code = code;
+  if (e.httpStatus) el.dataset.status = String(e.httpStatus);
+  else delete el.dataset.status;
+  if (e.httpStatus === 401) {
+    $<HTMLDetailsElement>("token-box").open = true;
+    $("token-box").classList.add("wanted");
+  }
 }
 
 function clearError(): void {
   $("error").textContent = "";
   delete $("error").dataset.code;
+  delete $("error").dataset.status;
+}
+
+/** The header's words for a server that did not serve a request. */
+function unanswered(err: unknown): string {
+  const e = describeError(err);
+  switch (e.httpStatus) {
+    case 401: return "the server requires a token (Server token, top right)";
+    case 403: return "the server does not answer to this host name";
+    case 429: return "the server refuses this address for now (too many failed tokens, or busy)";
+    default: return "the server did not answer";
+  }
 }
 
 async function guarded(fn: () => Promise<void>): Promise<void> {
@@ -112,10 +150,28 @@ async function loadServerInfo(): Promise<void> {
     const info = await client.getServerInfo({});
     if (seq === pollSeq) renderServer(info, true);
   } catch (err) {
-    $("server-status").textContent = "the server did not answer";
+    $("server-status").textContent = unanswered(err);
     showError(err);
+    if (pollAfterRefusal(err)) return;
   }
   schedulePoll();
+}
+
+/** A refused poll changes the polling: none after no token, a wrong one or a host name the server does not
+ * answer to (a board left open without its token must not use up its address's failed-token allowance; a new
+ * token starts it again), and after a 429 only once the server's retry-after has passed. */
+function pollAfterRefusal(err: unknown): boolean {
+  const status = describeError(err).httpStatus;
+  if (status === 401 || status === 403) {
+    window.clearTimeout(pollTimer);
+    return true;
+  }
+  if (status === 429) {
+    const retry = Number(ConnectError.from(err).metadata.get("retry-after") ?? "");
+    schedulePoll(Number.isFinite(retry) && retry > 0 ? retry * 1000 : 60_000);
+    return true;
+  }
+  return false;
 }
 
 /** The job count: every second while jobs run (this board's or others'), every 10 s otherwise. */
@@ -124,8 +180,11 @@ async function pollJobs(): Promise<void> {
   try {
     const info = await client.getServerInfo({});
     if (seq === pollSeq) renderServer(info, false);
-  } catch {
-    if (seq === pollSeq) $("server-status").textContent = "the server did not answer";
+  } catch (err) {
+    if (seq === pollSeq) {
+      $("server-status").textContent = unanswered(err);
+      if (pollAfterRefusal(err)) return;
+    }
   }
   if (seq === pollSeq) schedulePoll();
 }
@@ -242,12 +301,13 @@ async function exportGcg(): Promise<void> {
 
 // ------------------------------------------------------------------ drawing the position
 
-/** The board of a CGP as 15 rows of 15 cells: "" empty, else the tile (lowercase = blank). */
+/** The board of a CGP as rows of cells (as many as the CGP has: 15, 21, ...): "" empty, else the tile
+ * (lowercase = blank; a multi-letter tile written [L·L] is one cell "L·L"). */
 function parseBoard(cgp: string): string[][] {
   const rows = (cgp.trim().split(/\s+/)[0] ?? "").split("/");
   return rows.map((row) => {
     const cells: string[] = [];
-    for (const m of row.matchAll(/(\d+)|\[([^\]]+)\]|(.)/g)) {
+    for (const m of row.matchAll(/(\d+)|\[([^\]]+)\]|(.)/gu)) {
       if (m[1]) for (let i = 0; i < Number(m[1]); i++) cells.push("");
       else cells.push(m[2] ?? m[3]);
     }
@@ -255,11 +315,26 @@ function parseBoard(cgp: string): string[][] {
   });
 }
 
+/** The tiles of a rack, a draw or a move's tiles as the engine writes them: one per letter, a multi-letter tile
+ * in brackets ("?AEI[L·L][QU]S" is 8 tiles, the last but one "QU"). */
+function tilesOf(text: string): string[] {
+  return [...text.matchAll(/\[([^\]]+)\]|(.)/gu)].map((m) => m[1] ?? m[2]);
+}
+
+/** A tile's label on a square or a rack; labels of two or three letters (L·L, NY, QU, CH, RR) are set smaller
+ * so that they fit the square. */
+function tileLabel(label: string): HTMLElement {
+  const span = h("span", { className: "lbl", textContent: label });
+  const width = [...label].length;
+  if (width > 1) span.classList.add(width > 2 ? "w3" : "w2");
+  return span;
+}
+
 /** The squares a placement puts tiles on (played-through squares left out). */
 function moveSquares(move: Move | undefined): Map<string, string> {
   const out = new Map<string, string>();
   if (!move || move.type !== MoveType.TILE_PLACEMENT) return out;
-  [...move.tiles].forEach((t, i) => {
+  tilesOf(move.tiles).forEach((t, i) => {
     if (t === ".") return;
     const r = move.row + (move.direction === 1 ? i : 0);
     const c = move.column + (move.direction === 1 ? 0 : i);
@@ -279,21 +354,26 @@ function renderBoard(): void {
   const preview = moveSquares(state.preview);
   const last = lastMove();
   const lastSquares = moveSquares(last);
+  // the grid is as large as the position (15x15, 21x21, ...), its squares those the game's layout names
+  const premiums = state.game?.premiums.length ? state.game.premiums : LAYOUT;
+  const dim = state.cgp ? board.length : premiums.length;
   const el = $("board");
+  el.style.gridTemplateColumns = `1.4rem repeat(${dim}, var(--sq))`;
+  el.classList.toggle("large", dim > 15);
   const cells: HTMLElement[] = [h("div", { className: "hdr" })];
-  for (const c of COLS) {
+  for (const c of COLS.slice(0, dim)) {
     const hd = h("div", { className: "hdr", textContent: c });
     hd.setAttribute("aria-hidden", "true");
     cells.push(hd);
   }
-  for (let r = 0; r < 15; r++) {
+  for (let r = 0; r < dim; r++) {
     const hd = h("div", { className: "hdr", textContent: String(r + 1) });
     hd.setAttribute("aria-hidden", "true");
     cells.push(hd);
-    for (let c = 0; c < 15; c++) {
+    for (let c = 0; c < dim; c++) {
       const sq = h("button", { type: "button", className: "sq" });
       const tile = board[r]?.[c] ?? "";
-      const prem = PREMIUM[LAYOUT[r][c]];
+      const prem = PREMIUM[premiums[r]?.[c] ?? " "];
       const coord = `${COLS[c]}${r + 1}`;
       const pv = preview.get(`${r},${c}`);
       if (tile) {
@@ -302,11 +382,11 @@ function renderBoard(): void {
         sq.classList.add("tile");
         if (blank) sq.classList.add("blank");
         if (isLast) sq.classList.add("last");
-        sq.textContent = tile.toUpperCase();
+        sq.append(tileLabel(tile.toUpperCase()));
         sq.setAttribute("aria-label", `${coord} ${tile.toUpperCase()}${blank ? " (blank)" : ""}${isLast ? " (last move)" : ""}`);
       } else if (pv) {
         sq.classList.add("preview");
-        sq.textContent = pv.toUpperCase();
+        sq.append(tileLabel(pv.toUpperCase()));
         sq.setAttribute("aria-label", `${coord} ${pv.toUpperCase()} (the move shown)`);
       } else {
         if (prem) {
@@ -323,6 +403,8 @@ function renderBoard(): void {
   }
   el.replaceChildren(...cells);
   el.dataset.tiles = String(board.flat().filter(Boolean).length);
+  el.dataset.dim = String(dim);
+  el.dataset.layout = state.game?.layout ?? "";
   el.dataset.cgp = state.cgp;
   el.dataset.last = lastSquares.size ? last?.notation ?? "" : "";
   const hist = state.game?.history ?? [];
@@ -350,7 +432,11 @@ function renderPlayers(): void {
   g.players.forEach((name, i) => {
     const known = i !== g.onTurn && g.knownOpp !== "";
     const rack = i === g.onTurn ? g.rack : g.knownOpp;
-    const rackEl = h("div", { className: "rack" }, h("span", { className: "tiles", textContent: rack || "—" }),
+    // one chip per tile: a multi-letter tile (L·L, QU, CH) is one chip
+    const chips = rack
+      ? tilesOf(rack).map((t) => h("span", { className: [...t].length > 1 ? "rt multi" : "rt", textContent: t }))
+      : ["—"];
+    const rackEl = h("div", { className: "rack" }, h("span", { className: "tiles", data: { rack } }, ...chips),
       known ? h("span", { className: "known", textContent: " known" }) : null);
     rackEl.setAttribute("aria-label", `rack ${rack ? rack + (known ? " (known)" : "") : "not known"}`);
     const box = h("div", { className: "player" + (i === g.onTurn ? " on-turn" : ""), data: { player: String(i) } },
@@ -358,15 +444,26 @@ function renderPlayers(): void {
       h("div", { className: "score", textContent: String(g.scores[i] ?? 0) }), rackEl);
     el.append(box);
   });
+  const unseen = tilesOf(g.unseen).length;
   $("unseen").textContent =
-    `unseen (${g.unseen.length}): ${g.unseen || "—"} · bag ${g.bagCount}` + (g.gameOver ? ` · game over (${g.endReason})` : "");
+    `unseen (${unseen}): ${g.unseen || "—"} · bag ${g.bagCount}` + (g.gameOver ? ` · game over (${g.endReason})` : "");
   // the tile order: the coming draws, first drawn first; the opponent holds the unseen tiles not in it
-  const need = g.bagCount > 0 ? Math.max(0, g.unseen.length - RACK_SIZE) : 0;
+  const need = g.bagCount > 0 ? Math.max(0, unseen - RACK_SIZE) : 0;
   const hint = $("tile-order-hint");
   hint.dataset.need = String(need);
   hint.textContent = need
     ? `Tile order: ${need} of the unseen tiles, first drawn first (the opponent holds the other ${RACK_SIZE}); empty draws at random.`
     : "The bag is empty: a move draws nothing.";
+  // multi-letter tiles are typed as the engine writes them, in brackets (or, where unambiguous, without)
+  const multi = /\[/.test(g.cgp + g.unseen);
+  $("multi-hint").hidden = !multi;
+  if (multi) {
+    const seen = [...tilesOf(g.unseen + g.rack), ...parseBoard(g.cgp).flat()].filter((t) => [...t].length > 1);
+    const examples = [...new Set(seen.map((t) => t.toUpperCase()))].sort();
+    const name = g.distribution ? g.distribution[0].toUpperCase() + g.distribution.slice(1) : "This distribution";
+    $("multi-hint").textContent = `${name} has multi-letter tiles: type each in brackets in the Move and Tile order ` +
+      `boxes (${examples.map((t) => `[${t}]`).join(", ")}; a blank played as one in lower case, [${(examples[0] ?? "").toLowerCase()}]).`;
+  }
   $<HTMLInputElement>("tile-order").disabled = need === 0;
   $<HTMLButtonElement>("copy-cgp").disabled = false;
   const exportable = state.origin !== "cgp";
@@ -573,6 +670,7 @@ async function endgame(): Promise<void> {
     position: position(), plies: int("opt-eg-plies"), maxTime: seconds("opt-eg-time"), threads: int("opt-eg-threads"),
     firstWin: $<HTMLInputElement>("opt-eg-first-win").checked,
     disableHeuristics: $<HTMLInputElement>("opt-eg-no-heuristics").checked, ttMegabytes: int("opt-eg-tt"),
+    topK: int("opt-eg-top"), alsoSolve: listOf(val("opt-eg-also")),
   });
   await runJob("endgame", job, (snap) => {
     const results = $("results");
@@ -605,11 +703,51 @@ async function endgame(): Promise<void> {
         `start ${signed(spread0)} · after the line ${signed(spread)}` +
         (rest ? ` · ${signed(rest)} from the racks left at the end` : "") + ` · final spread ${signed(snap.finalSpread)}`));
     }
+    parts.push(...runnerUps(snap));
     replaceKeepingScroll(results, ...parts);
     results.dataset.value = String(snap.value);
     results.dataset.finalSpread = String(snap.finalSpread);
     results.dataset.line = snap.bestLine.map((m) => m.move?.notation ?? "").join(" | ");
+    results.dataset.topLines = String(snap.topLines.length);
   }, (snap) => snap.stopReason);
+}
+
+/** A top-k solve's first moves (rank, value, loss against the best, line) and its also-solved moves: a row
+ * shows its first move on the board. */
+function runnerUps(snap: EndgameProgress): Node[] {
+  const parts: Node[] = [];
+  const lineText = (line: EndgameProgress["bestLine"]) =>
+    line.map((m) => `${(m.move?.display ?? "").trim()}${m.estimated ? " (estimated)" : ""}`).join(" · ");
+  const cols = [{ label: "#" }, { label: "first move", className: "mv" }, { label: "value", title: "spread change for the player on turn" },
+    { label: "loss", title: "the best first move's value minus this one" }, { label: "line", className: "left" }];
+  if (snap.topLines.length) {
+    const rows = snap.topLines;
+    parts.push(h("h3", {}, `Best ${rows.length} first moves` + (snap.depth ? ` at depth ${snap.depth} (exact values)` : "")));
+    const t = table(cols,
+      rows.map((r, i) => [i + 1, (r.line[0]?.move?.display ?? "").trim(), signed(r.value), r.loss, lineText(r.line.slice(1))]),
+      (i) => ({ move: rows[i].line[0]?.move?.notation ?? "", value: String(rows[i].value), loss: String(rows[i].loss) }),
+      (i) => rows[i].line[0]?.move && showMove(rows[i].line[0].move!),
+    );
+    t.querySelector("table")!.setAttribute("aria-label", "best first moves");
+    t.id = "eg-top";
+    parts.push(t);
+  }
+  if (snap.alsoSolved.length) {
+    const rows = snap.alsoSolved;
+    parts.push(h("h3", {}, "Also solved"));
+    const t = table(cols,
+      rows.map((r, i) => r.searched
+        ? [i + 1, r.requested, signed(r.value), r.loss, lineText(r.line.slice(1))]
+        : [i + 1, r.requested, "", "", "not searched (stopped first)"]),
+      (i) => ({ move: rows[i].requested, searched: String(rows[i].searched), value: rows[i].searched ? String(rows[i].value) : "",
+        loss: rows[i].searched ? String(rows[i].loss) : "" }),
+      (i) => rows[i].line[0]?.move && showMove(rows[i].line[0].move!),
+    );
+    t.querySelector("table")!.setAttribute("aria-label", "also solved");
+    t.id = "eg-also";
+    parts.push(t);
+  }
+  return parts;
 }
 
 async function preEndgame(): Promise<void> {
@@ -621,7 +759,7 @@ async function preEndgame(): Promise<void> {
   }, (snap) => {
     if (snap.eventuality) return "eventuality explained";
     if (snap.complete) return "";
-    if (opts.maxTime && snap.elapsedSeconds >= opts.maxTime * 0.9) return "time limit";
+    if (snap.stopReason === "time limit") return "time limit";
     return `${snap.drawGroupsLeft} draw groups left`;
   });
 }
@@ -665,10 +803,25 @@ $("gcg-file").addEventListener("change", () => void guarded(async () => {
   $<HTMLTextAreaElement>("gcg").value = await file.text();
   await loadGcg();
 }));
-$("token-save").addEventListener("click", () => {
-  sessionStorage.setItem(TOKEN_KEY, $<HTMLInputElement>("token").value);
-  client = makeClient();
-  void loadServerInfo();
+$("token-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void guarded(async () => {
+    const field = $<HTMLInputElement>("token");
+    const token = field.value.trim();
+    if (token) {
+      checkToken(token);                 // a token in the wrong form is refused here, before it is sent
+      sessionStorage.setItem(TOKEN_KEY, token);
+    } else {
+      sessionStorage.removeItem(TOKEN_KEY);
+    }
+    field.value = "";
+    client = makeClient();
+    $("token-box").classList.remove("wanted");
+    await loadServerInfo();
+    const refused = $("error").dataset.status;
+    $("token-state").textContent = !token ? "no token" : refused === "401" ? "the token was refused"
+      : refused === "429" ? "a token is set (not checked: the address is refused for now)" : "a token is in use";
+  });
 });
 document.addEventListener("keydown", (e) => {
   const g = state.game;
@@ -683,4 +836,5 @@ document.addEventListener("keydown", (e) => {
 
 resetPegOptions();
 renderBoard();
+$("token-state").textContent = sessionStorage.getItem(TOKEN_KEY) ? "a token is in use" : "";
 void loadServerInfo();

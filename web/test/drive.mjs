@@ -342,6 +342,14 @@ try {
     await page.click("#sim");
     await page.waitForFunction(() => document.getElementById("error").textContent !== "");
     out.simInEndgameError = await page.$eval("#error", (el) => ({ text: el.textContent, code: el.dataset.code }));
+    // 10. the runner-up lines: the best 3 first moves and an also-solved pass, each with its value and loss
+    await page.fill("#opt-eg-top", "3");
+    await page.fill("#opt-eg-also", "pass");
+    await page.click("#endgame");
+    await ended();
+    const dataRows = (sel) => page.$$eval(`${sel} tbody tr`, (trs) => trs.map((tr) => ({ ...tr.dataset })));
+    out.endgameTop = { ...(await resultsState()), top: await dataRows("#eg-top"), also: await dataRows("#eg-also") };
+    await shot("09-endgame-top");
   }
   out.consoleErrors = consoleErrors;
 } finally {

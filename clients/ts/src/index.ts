@@ -18,10 +18,25 @@ export type EngineClient = Client<typeof Engine>;
 export interface WebOptions {
   /** "connect" (default) or "grpc-web" */
   protocol?: "connect" | "grpc-web";
-  /** the server's --http-token, sent as a bearer token */
+  /** a bearer token the server accepts (`macondo serve --token-file`, `MACONDO_TOKENS`, `--http-token`), sent on
+   * every call as `authorization: Bearer TOKEN` */
   token?: string;
   /** JSON instead of binary Protobuf on the wire (easier to read in the browser's network tab) */
   useJson?: boolean;
+  /** more interceptors, run after the one adding the token */
+  interceptors?: Interceptor[];
+}
+
+/** A token as the server accepts it: 1 to 512 printable ASCII characters without spaces (surrounding white
+ * space, as a file read whole has, is dropped); anything else is an Error saying why, before any call. */
+export function checkToken(token: string): string {
+  const t = token.trim();
+  if (/^bearer\s/i.test(t)) throw new Error("the token is the secret alone: leave out 'Bearer ' (the client adds it)");
+  if (t === "") throw new Error("the token is empty");
+  if (t.length > 512 || !/^[\x21-\x7e]+$/.test(t)) {
+    throw new Error("a token is 1 to 512 printable ASCII characters without spaces");
+  }
+  return t;
 }
 
 /** A bearer token on every call. */
@@ -34,7 +49,9 @@ export function bearer(token: string): Interceptor {
 
 /** A transport for the browser (fetch): the server's HTTP port, e.g. "http://127.0.0.1:8080". */
 export function webTransport(baseUrl: string, options: WebOptions = {}): Transport {
-  const interceptors = options.token ? [bearer(options.token)] : [];
+  // (an empty token, as an unset variable gives, is no token)
+  const interceptors = [...(options.token?.trim() ? [bearer(checkToken(options.token))] : []),
+    ...(options.interceptors ?? [])];
   const make = options.protocol === "grpc-web" ? createGrpcWebTransport : createConnectTransport;
   return make({ baseUrl, interceptors, useBinaryFormat: !options.useJson });
 }
@@ -44,18 +61,89 @@ export function engineClient(transport: Transport): EngineClient {
   return createClient(Engine, transport);
 }
 
-/** What a failed call says: the Connect code, the server's one-line message and the reason it attaches. */
+/** What a failed call says: the Connect code, the server's one-line message and the reason it attaches;
+ * `httpStatus` when the server (or a proxy) refused the request before the RPC ran: the status the refusal
+ * carries on the HTTP port (401 no or wrong token, 403 a Host it does not answer to, 413 too large, 415 gRPC
+ * over HTTP/1.1, 429 too many failed tokens or busy; the gRPC port refuses the same with its codes); `hint`
+ * what to do about it in plain words ("" when the message says it all). */
 export interface EngineError {
   code: Code;
   codeName: string;
   message: string;
   reason: string;
+  httpStatus?: number;
+  hint: string;
+}
+
+const HINTS: Record<string, string> = {
+  401: "the server requires a bearer token on every call: send one it accepts (the token option; in the board " +
+    "the Server token field)",
+  403: "the server does not answer to the host name used: use a name it answers to (its loopback names and " +
+    "address) or start it with --allow-host NAME",
+  413: "the request is larger than the server's max_request_bytes",
+  415: "gRPC needs HTTP/2 and the gRPC port: this is the HTTP port (Connect, gRPC-Web), or a proxy spoke " +
+    "HTTP/1.1 to the gRPC port",
+  429: "after too many failed tokens the server refuses the address for up to a minute, whatever the token: " +
+    "wait, then retry with the right token",
+  busy: "the server is busy with other requests: retry shortly",
+};
+
+/** Why the server (or a proxy) refused a request before the RPC ran, as the HTTP status it carries on the HTTP
+ * port and the key of its hint: from the message the client makes of a bare status ("HTTP 401"), or from the
+ * server's own words (the gRPC port refuses the same things with the same words and gRPC codes). */
+function refusal(ce: ConnectError, message: string): [number, string] | undefined {
+  const bare = /^HTTP (\d{3})$/.exec(ce.rawMessage);
+  const m = message;
+  if (/too many failed authentications|auth_failures_per_minute/.test(m)) return [429, "429"];
+  if (ce.code === Code.ResourceExhausted && m.startsWith("the server is busy")) return [429, "busy"];
+  if (ce.code === Code.Unauthenticated) return [401, "401"];
+  if (ce.code === Code.PermissionDenied && m.includes("does not answer to the host")) return [403, "403"];
+  if (ce.code === Code.ResourceExhausted && m.includes("max_request_bytes")) return [413, "413"];
+  if (m.includes("gRPC needs HTTP/2")) return [415, "415"];
+  if (bare) return [Number(bare[1]), bare[1]];
+  return undefined;
+}
+
+/** Plain words for a failure to reach the server at all (TLS, connection), from Node's error codes. */
+function transportHint(ce: ConnectError): string {
+  const causeCode = String((ce.cause as { code?: unknown } | undefined)?.code ?? "");
+  const text = `${causeCode} ${ce.rawMessage}`;
+  if (/SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|self[- ]signed certificate|unable to verify/i.test(text)) {
+    return "the server's TLS certificate is not signed by a CA this client trusts: give the client that CA " +
+      "(ca or caFile)";
+  }
+  if (/ERR_TLS_CERT_ALTNAME_INVALID|altnames|Hostname\/IP does not match/i.test(text)) {
+    return "the server's TLS certificate is not for the name in the URL (servername sets the name to check)";
+  }
+  if (/EPROTO|wrong version number|packet length too long|ECONNRESET|EPIPE|socket hang up/i.test(text)) {
+    return "the connection failed: an https:// URL to a server without TLS, or http:// to one with TLS?";
+  }
+  if (/ECONNREFUSED/.test(text)) return "no server listens at that address and port";
+  return "";
+}
+
+/** The server's words on a refusal a client saw only as a status ("HTTP 401", a stream refused before it
+ * began): the server sends them in the `grpc-message` header too. */
+function serverWords(ce: ConnectError): string {
+  const said = /^HTTP \d{3}$/.test(ce.rawMessage) ? ce.metadata.get("grpc-message") : null;
+  if (!said) return ce.rawMessage;
+  try {
+    return decodeURIComponent(said);
+  } catch {
+    return ce.rawMessage;
+  }
 }
 
 export function describeError(err: unknown): EngineError {
   const ce = ConnectError.from(err);
   const info = ce.findDetails(ErrorInfoSchema)[0];
-  return { code: ce.code, codeName: Code[ce.code], message: ce.rawMessage, reason: info?.reason ?? "" };
+  const message = serverWords(ce);
+  const refused = refusal(ce, message);
+  const httpStatus = refused?.[0];
+  let hint = refused ? HINTS[refused[1]] ?? "" : transportHint(ce);
+  const retry = ce.metadata.get("retry-after");
+  if (refused?.[1] === "429" && retry) hint += ` (retry after ${retry} s)`;
+  return { code: ce.code, codeName: Code[ce.code], message, reason: info?.reason ?? "", httpStatus, hint };
 }
 
 /** A long job's stream with a stop: `for await (const snap of job) ...`; `job.stop()` asks the server to
