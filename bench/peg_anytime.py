@@ -8,12 +8,14 @@ leader's depth), whether the facts at that moment showed it to be behind another
 fails if so), its points in the complete solve and the gap to the best play's.
 
 The complete answers come from bench/data/peg_anytime_truth.json: the best play's points from a complete
-solve with early cut-off (exact for the best play), and the exact points of every play a budget named, each
-from a complete solve of that play alone. --truth solves what the file lacks (minutes to hours for DEFNNPT)
-and adds it.
+solve of every play with early cut-off (exact for the best play), and the exact points of every play a
+budget named, each from a complete solve of that play alone. --truth solves what the file lacks and adds
+it. A complete solve of every play of DEFNNPT takes hours on 2 cores: --known PLAY,... instead solves only
+the plays named (and those given), and the table then compares with the best of the plays solved
+completely ("best known", marked with *), which can only understate the gap.
 
 Run: .venv/bin/python bench/peg_anytime.py [--budgets 2,5,10,20,30] [--cases onyx,axe,defnnpt] [--threads 2]
-     [--truth] [--data-dir DIR]
+     [--truth [--known "E5 FET,I3 P.NT"]] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Row:
     named_points: float | None
     best_points: float
     total: int
+    best_exact: bool = True   # False: the best of the plays solved completely, not of every play
 
     @property
     def gap_pct(self) -> float | None:
@@ -76,15 +79,18 @@ def save_truth(truth: dict[str, Any]) -> None:
     TRUTH_FILE.write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
 
 
-def solve_truth(engine: Engine, cgp: str, truth: dict[str, Any], threads: int, plays: list[str]) -> None:
-    """Fill `truth` (one case): the best points (complete solve, early cut-off) and each play's in `plays`."""
+def solve_truth(engine: Engine, cgp: str, truth: dict[str, Any], threads: int, plays: list[str],
+                every_play: bool = True) -> None:
+    """Fill `truth` (one case): the best points (a complete solve of every play, early cut-off; without
+    `every_play`, the best of the plays solved alone: "best known") and each play's in `plays`."""
     pos = parse_cgp(cgp)
-    if "best" not in truth:
+    if every_play and not truth.get("best_exact"):
         t0 = time.monotonic()
         res = PegJob(engine, pos, PegOptions(threads=threads, early_cutoff=True)).run()
         assert res.finished and res.winner is not None
         truth["best"] = res.winner.points
         truth["best_play"] = res.winner.text
+        truth["best_exact"] = True
         truth["total"] = res.total_permutations
         truth.setdefault("points", {}).update({p.text: p.points for p in res.plays if not p.cut_off})
         truth["seconds_best"] = round(time.monotonic() - t0, 1)
@@ -93,6 +99,10 @@ def solve_truth(engine: Engine, cgp: str, truth: dict[str, Any], threads: int, p
             res = PegJob(engine, pos, PegOptions(threads=threads, only_solve=[text], skip_tiebreaker=True)).run()
             assert res.finished
             truth["points"][text] = res.plays[0].points
+            truth["total"] = res.total_permutations
+    if not truth.get("best_exact") and truth.get("points"):
+        best = max(truth["points"], key=lambda t: truth["points"][t])
+        truth["best"], truth["best_play"] = truth["points"][best], best
 
 
 def run_budget(engine: Engine, cgp: str, budget: float, threads: int) -> tuple[str, str, bool, int, float]:
@@ -107,15 +117,18 @@ def run_budget(engine: Engine, cgp: str, budget: float, threads: int) -> tuple[s
 
 
 def run(engine: Engine, case: str, cgp: str, budgets: list[float], threads: int, truth: dict[str, Any],
-        fill_truth: bool) -> list[Row]:
+        fill_truth: bool, every_play: bool = True) -> list[Row]:
     rows = []
     for b in budgets:
         named, depth, behind, ties, seconds = run_budget(engine, cgp, b, threads)
         if fill_truth:
-            solve_truth(engine, cgp, truth, threads, [named])
+            solve_truth(engine, cgp, truth, threads, [named], every_play)
         pts = truth.get("points", {}).get(named)
         rows.append(Row(case, b, seconds, named, depth, behind, ties, pts, truth.get("best", float("nan")),
-                        truth.get("total", 0)))
+                        truth.get("total", 0), bool(truth.get("best_exact"))))
+    if fill_truth:   # the best known may have risen with the plays solved since
+        for r in rows:
+            r.best_points = truth.get("best", r.best_points)
     return rows
 
 
@@ -125,8 +138,9 @@ def table(rows: list[Row]) -> str:
     for r in rows:
         pts = "unknown" if r.named_points is None else f"{r.named_points:g} ({100 * r.named_points / r.total:.2f}%)"
         gap = "" if r.gap_pct is None else f"{r.gap_pct:.2f} pp"
+        star = "" if r.best_exact else "*"
         out.append(f"| {r.case} | {r.budget:g} | {r.named or '(none)'} | {r.depth}{' BEHIND' if r.behind else ''} "
-                   f"| {r.ties} | {pts} | {r.best_points:g} ({100 * r.best_points / r.total:.2f}%) | {gap} |")
+                   f"| {r.ties} | {pts} | {r.best_points:g}{star} ({100 * r.best_points / r.total:.2f}%) | {gap} |")
     return "\n".join(out)
 
 
@@ -136,6 +150,8 @@ def main() -> None:
     ap.add_argument("--cases", default="onyx,axe,defnnpt")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--truth", action="store_true", help="solve the complete answers the truth file lacks")
+    ap.add_argument("--known", default="", help="with --truth: solve only the named plays and these (comma-"
+                    "separated, e.g. 'E5 FET,I3 P.NT'), not every play; the best is then the best known")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     cases = load_cases()
@@ -146,10 +162,11 @@ def main() -> None:
     for name in args.cases.split(","):
         cid = POSITIONS[name]
         t = truth.setdefault(name, {})
+        known = [k.strip() for k in args.known.split(",") if k.strip()]
         if args.truth:
-            solve_truth(engine, cases[cid]["cgp"], t, args.threads, [])
+            solve_truth(engine, cases[cid]["cgp"], t, args.threads, known, every_play=not known)
             save_truth(truth)
-        rows += run(engine, name, cases[cid]["cgp"], budgets, args.threads, t, args.truth)
+        rows += run(engine, name, cases[cid]["cgp"], budgets, args.threads, t, args.truth, every_play=not known)
         if args.truth:
             save_truth(truth)
         print(table([r for r in rows if r.case == name]), flush=True)

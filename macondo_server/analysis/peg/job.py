@@ -458,6 +458,31 @@ class PegJob:
 
         pending = [order(p) for p in self.plays]
         refreshed = [-1.0]
+        # draws that cost other plays a loss or a draw at full depth, by the bag's tiles (a multiset): a bag that
+        # sinks one play (we draw a bad rack, the opponent a good one) tends to sink others, so those draws are
+        # tried first; a play that has such a loss is passed over soonest
+        sank: dict[tuple[int, ...], int] = {}
+
+        def bag_key(g: DrawGroup) -> tuple[int, ...]:
+            return tuple(sorted(g.seq))
+
+        def note_sank(g: DrawGroup, outcome: int) -> None:
+            if outcome & OUTCOME_MASK in (LOSS, DRAW):
+                sank[bag_key(g)] = sank.get(bag_key(g), 0) + 1
+
+        def next_draw(pi: int) -> int:
+            """The play's next draw: the one whose bag sank the most other plays, else the static order."""
+            todo = pending[pi]
+            groups = self.plays[pi].groups
+            if sank:
+                best, best_n = -1, 0
+                for j in range(len(todo) - 1, -1, -1):
+                    n = sank.get(bag_key(groups[todo[j]]), 0)
+                    if n > best_n:
+                        best, best_n = j, n
+                if best >= 0:
+                    return todo.pop(best)
+            return todo.pop()
 
         def refresh_estimates() -> None:
             """The plays' estimates (result.estimate_plays), at most four times a second (lock held)."""
@@ -490,7 +515,7 @@ class PegJob:
                         choice, choice_key = pi, k
                 if choice < 0:
                     return None
-                return choice, pending[choice].pop()
+                return choice, next_draw(choice)
 
         def work(w: PegWorker) -> None:
             while not self._stop.is_set():
@@ -507,6 +532,7 @@ class PegJob:
                     outcome |= CAPPED
                 with self._lock:
                     p.record(g, outcome)
+                    note_sank(g, outcome)
                     self.done_jobs += 1
                     self._note("full", p, g, outcome)
 
@@ -517,6 +543,7 @@ class PegJob:
                 with self._lock:
                     p = self.plays[pi]
                     p.record(p.groups[gi], outcome)
+                    note_sank(p.groups[gi], outcome)
                     self.done_jobs += 1
                     self._note("full", p, p.groups[gi], outcome)
 
