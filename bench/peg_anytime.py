@@ -133,7 +133,7 @@ def run(engine: Engine, case: str, cgp: str, budgets: list[float], threads: int,
 
 
 def table(rows: list[Row]) -> str:
-    out = [f"| position | budget (s) | named play | named by | ties | its wins (complete solve) | best play's | "
+    out = ["| position | budget (s) | named play | named by | ties | its wins (complete solve) | best play's | "
            "gap |", "|---|---:|---|---|---:|---:|---:|---:|"]
     for r in rows:
         pts = "unknown" if r.named_points is None else f"{r.named_points:g} ({100 * r.named_points / r.total:.2f}%)"
