@@ -63,7 +63,7 @@ def install(force: bool = False) -> None:
         run([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"])
     STAMP.unlink(missing_ok=True)
     # two distributions, both editable: the client (stubs generated from proto/) and the engine (Cython)
-    run([PY, "-m", "pip", "install", "-q", "-e", "clients/python", "-e", ".[dev,cluster]"])
+    run([PY, "-m", "pip", "install", "-q", "-e", "clients/python", "-e", ".[dev,cluster,chart]"])
     STAMP.write_text(install_stamp())
 
 

@@ -1,7 +1,8 @@
 """Simulation speed: iterations per second (one iteration = every candidate played out) at 2 plies on a
-midgame position, 15 candidates, on 1 and 2 threads.
+midgame position, 15 candidates, on 1 and 2 threads; --stats collects the per-play statistics too (score
+histograms, heatmaps, the opponent's leave).
 
-Run: .venv/bin/python bench/sim.py [--iterations 2000] [--data-dir DIR]
+Run: .venv/bin/python bench/sim.py [--iterations 2000] [--stats] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iterations", type=int, default=2000)
     ap.add_argument("--plies", type=int, default=2)
+    ap.add_argument("--stats", action="store_true", help="collect the per-play statistics")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     engine = Engine(Settings.load(args.data_dir))
     pos = parse_cgp(MIDGAME)
     for threads in (1, 2):
-        job = SimJob(engine, pos, SimOptions(plies=args.plies, iterations=args.iterations, threads=threads, seed=1))
+        job = SimJob(engine, pos, SimOptions(plies=args.plies, iterations=args.iterations, threads=threads, seed=1,
+                                                stats=args.stats))
         res = job.run()
-        print(f"midgame plies={args.plies} candidates={len(res.plays)} threads={threads} "
+        print(f"midgame plies={args.plies} stats={'on' if args.stats else 'off'} candidates={len(res.plays)} threads={threads} "
               f"iterations={res.iterations} seconds={res.seconds:.2f} "
               f"iterations_per_second={res.iterations / res.seconds:.0f} leader={res.plays[0].text}", flush=True)
 

@@ -188,6 +188,11 @@ cdef class Board:
         b.cross_valid = self.cross_valid
         return b
 
+    def invalidate_cross_sets(self):
+        """Forget the cross-sets, so the next generation computes them again (with its own word graph: a
+        generator of a smaller vocabulary than the game's must not use the game's cross-sets)."""
+        self.cross_valid = False
+
     def __eq__(self, other):
         if not isinstance(other, Board):
             return NotImplemented

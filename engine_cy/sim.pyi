@@ -2,7 +2,8 @@
 from collections.abc import Collection, Iterable, Sequence
 from typing import final
 
-from numpy.typing import ArrayLike
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.game import Game
@@ -12,6 +13,12 @@ from engine_cy.kwg import Kwg
 # per candidate: (iterations, equity sum, equity sum of squares, win sum, win sum of squares,
 # [score sums by ply], [bingo counts by ply])
 _CandidateStats = tuple[int, float, float, float, float, list[float], list[float]]
+# enable_stats: score histograms [candidates, plies, bins], heatmaps [candidates, plies, dim * dim], the opponent's
+# leave after their reply and their rack before it [candidates, letters], the iterations they replied in
+_StatsArrays = tuple[NDArray[np.int64], NDArray[np.uint32], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+
+SCORE_HISTOGRAM_BINS: int
+SCORE_HISTOGRAM_WIDTH: int
 
 @final
 class SimWorker:
@@ -37,6 +44,8 @@ class SimWorker:
     def affected_lanes(self, c: int) -> list[tuple[int, int]]: ...
     def set_active(self, i: int, on: bool) -> None: ...
     def track_pairs(self) -> None: ...
+    def enable_stats(self) -> None: ...
+    def stats_arrays(self) -> _StatsArrays | None: ...
     def pair_stats(self, a: int) -> list[tuple[int, float, float, float, float]]: ...
     def dealt_opponent_rack(self, index: int) -> list[int]: ...
     def run(self, first: int, step: int, count: int) -> int: ...

@@ -2,8 +2,10 @@
 # opponent rack and bag order (from a seed derived from the iteration number only, so results depend on
 # the seed and thread count, never on timing), then plays every active candidate out for P plies of
 # static-equity moves with that same rack and order, and accumulates equity and win samples in C.
+# With enable_stats it also keeps, per candidate and ply, a histogram of the move's score and a heatmap of the
+# squares it put tiles on, and per candidate the opponent's rack before and after their reply (ply 1).
 cimport cython
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 from libc.math cimport lround
@@ -15,7 +17,7 @@ from engine_cy.klv cimport Klv
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.common cimport MAX_BOARD_DIM
 from engine_cy.board cimport Board
-from engine_cy.move cimport Move, MOVE_PLACE, move_from_fields, move_cmp
+from engine_cy.move cimport Move, MOVE_PLACE, MOVE_EXCHANGE, move_from_fields, move_cmp
 from engine_cy.movegen cimport MoveGen, RECORD_BEST
 from engine_cy.rng cimport Rng, rng_seed, rng_below, rng_next, splitmix64
 
@@ -32,6 +34,11 @@ cdef enum:
     MAX_POOL = 256             # unseen tiles (the 21x21 game has 200)
     WIN_ROWS = 601
     WIN_COLS = 94
+    SCORE_BINS = 16            # statistics: score bins of SCORE_BIN_WIDTH points, the last one open-ended
+    SCORE_BIN_WIDTH = 10
+
+SCORE_HISTOGRAM_BINS = SCORE_BINS
+SCORE_HISTOGRAM_WIDTH = SCORE_BIN_WIDTH
 
 
 @cython.final
@@ -86,6 +93,17 @@ cdef class SimWorker:
     # track_pairs: per two candidates a < b simulated on the same iteration, [(a * n + b) * 5 ...]: the
     # iterations, the sum and the sum of squares of win(a) - win(b), the same of equity(a) - equity(b)
     cdef double* pair
+    # statistics (enable_stats): one iteration's moves per candidate and ply and the plies played, added when
+    # the iteration completes into numpy arrays this worker owns (written through these pointers in C)
+    cdef Move* it_move          # [cand * MAX_PLIES + ply]
+    cdef uint8_t* it_plies
+    cdef int64_t* st_hist       # [(cand * plies + ply) * SCORE_BINS + bin]
+    cdef uint32_t* st_heat      # [(cand * plies + ply) * dim * dim + row * dim + col]
+    cdef int64_t* st_kept       # [cand * MAX_ALPHABET + letter]: the opponent's leave after their reply
+    cdef int64_t* st_held       # [cand * MAX_ALPHABET + letter]: the opponent's rack before it
+    cdef int64_t* st_replies    # [cand]: iterations in which the opponent replied
+    cdef object st_arrays
+    cdef int n_letters
 
     def __cinit__(self):
         self.cands = NULL
@@ -101,6 +119,9 @@ cdef class SimWorker:
         self.inf_len = NULL
         self.inf_cum = NULL
         self.pair = NULL
+        self.it_move = NULL
+        self.it_plies = NULL
+        self.st_hist = NULL
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, candidates, known_opp, wintable,
                  uint64_t seed, int plies=2, int bingo_bonus=50):
@@ -114,6 +135,7 @@ cdef class SimWorker:
         self.mg = MoveGen(kwg, ld, klv, bingo_bonus)
         self.mg.bind(self.g.board)
         self.me = self.g.on_turn
+        self.n_letters = ld.size
         self.plies = plies
         self.seed = seed
         self.stop = 0
@@ -268,6 +290,93 @@ cdef class SimWorker:
         free(self.inf_len)
         free(self.inf_cum)
         free(self.pair)
+        free(self.it_move)
+        free(self.it_plies)
+
+    def enable_stats(self):
+        """From now on, collect per candidate the playouts' statistics (stats_arrays): the score histogram and
+        the heatmap of every ply, and the opponent's rack before and after their reply."""
+        import numpy as np
+        cdef int k = max(1, self.n_cands), pl = max(1, self.plies), dim = self.g.board.dim
+        cdef int64_t[:, :, ::1] hist
+        cdef uint32_t[:, :, ::1] heat
+        cdef int64_t[:, ::1] kept
+        cdef int64_t[:, ::1] held
+        cdef int64_t[::1] replies
+        if self.st_hist != NULL:
+            return
+        self.it_move = <Move*> calloc(k * MAX_PLIES, sizeof(Move))
+        self.it_plies = <uint8_t*> calloc(k, 1)
+        if self.it_move == NULL or self.it_plies == NULL:
+            raise MemoryError()
+        arrays = (np.zeros((k, pl, SCORE_BINS), dtype=np.int64), np.zeros((k, pl, dim * dim), dtype=np.uint32),
+                  np.zeros((k, MAX_ALPHABET), dtype=np.int64), np.zeros((k, MAX_ALPHABET), dtype=np.int64),
+                  np.zeros(k, dtype=np.int64))
+        hist, heat, kept, held, replies = arrays
+        self.st_arrays = arrays
+        self.st_heat = &heat[0, 0, 0]
+        self.st_kept = &kept[0, 0]
+        self.st_held = &held[0, 0]
+        self.st_replies = &replies[0]
+        self.st_hist = &hist[0, 0, 0]
+
+    def stats_arrays(self):
+        """Copies of the statistics (enable_stats), None when off: score histograms int64 [candidates, plies,
+        SCORE_HISTOGRAM_BINS] (iterations by the ply's score; a ply after the game ended counts as 0 points),
+        heatmaps uint32 [candidates, plies, dim * dim] (tiles placed per square), the opponent's leave after
+        their reply and their rack before it, int64 [candidates, letters] (summed over iterations), and the
+        iterations in which they replied, int64 [candidates]."""
+        if self.st_hist == NULL:
+            return None
+        size = self.g.ld.size
+        hist, heat, kept, held, replies = self.st_arrays
+        k, pl = self.n_cands, self.plies
+        return (hist[:k, :pl].copy(), heat[:k, :pl].copy(), kept[:k, :size].copy(), held[:k, :size].copy(),
+                replies[:k].copy())
+
+    cdef void add_stats(self, int c, const uint8_t* opp) noexcept nogil:
+        """Add candidate c's playout of the iteration just completed to the statistics; opp is the opponent's
+        dealt rack (counts), which their reply (ply 1) is made from."""
+        cdef int ply, b, i, dim = self.g.board.dim, played = self.it_plies[c]
+        cdef int64_t* h
+        cdef uint32_t* hm
+        cdef int64_t* kept
+        cdef int64_t* held
+        cdef Move* m
+        cdef ml_t t
+        for ply in range(self.plies):
+            h = &self.st_hist[(c * self.plies + ply) * SCORE_BINS]
+            if ply >= played:
+                h[0] += 1
+                continue
+            m = &self.it_move[c * MAX_PLIES + ply]
+            b = m.score // SCORE_BIN_WIDTH if m.score > 0 else 0
+            h[b if b < SCORE_BINS else SCORE_BINS - 1] += 1
+            if m.kind == MOVE_PLACE:
+                hm = &self.st_heat[(c * self.plies + ply) * dim * dim]
+                for i in range(m.length):
+                    if m.tiles[i] != 0:
+                        if m.vertical:
+                            hm[(m.row + i) * dim + m.col] += 1
+                        else:
+                            hm[m.row * dim + m.col + i] += 1
+        if played < 1:
+            return
+        kept = &self.st_kept[c * MAX_ALPHABET]
+        held = &self.st_held[c * MAX_ALPHABET]
+        for i in range(self.n_letters):
+            kept[i] += opp[i]
+            held[i] += opp[i]
+        m = &self.it_move[c * MAX_PLIES]
+        if m.kind == MOVE_PLACE:
+            for i in range(m.length):
+                t = m.tiles[i]
+                if t != 0:
+                    kept[0 if t & 0x80 else t] -= 1
+        elif m.kind == MOVE_EXCHANGE:
+            for i in range(m.length):
+                kept[m.tiles[i]] -= 1
+        self.st_replies[c] += 1
 
     def track_pairs(self):
         """From now on, for every two candidates simulated on the same iteration, accumulate the differences of
@@ -483,6 +592,8 @@ cdef class SimWorker:
                 leave_p[ply] = mover
                 leave_v[ply] = self.mg.leave_value[best.leave_mask] if self.g.bag_n > 0 else 0
                 it_ps[ply] = best.score
+                if self.it_move != NULL:
+                    self.it_move[c * MAX_PLIES + ply] = best
                 if best.kind == MOVE_PLACE and best.n_tiles == RACK_SIZE:
                     it_pb[ply] = 1
                 self.g.play_c(&best)
@@ -515,6 +626,8 @@ cdef class SimWorker:
             self.it_eq[c] = eq
             self.it_win[c] = win
             self.it_done[c] = 1
+            if self.it_plies != NULL:
+                self.it_plies[c] = <uint8_t> (k - 1)
             for i in range(k):
                 self.g.undo_c()
         if stopped:
@@ -534,6 +647,8 @@ cdef class SimWorker:
             for ply in range(self.plies):
                 self.ply_score[c * MAX_PLIES + ply] += self.it_ply_score[c * MAX_PLIES + ply]
                 self.ply_bingo[c * MAX_PLIES + ply] += self.it_ply_bingo[c * MAX_PLIES + ply]
+            if self.st_hist != NULL:
+                self.add_stats(c, opp)
         if self.pair != NULL:
             for c in range(self.n_cands):
                 if not self.it_done[c]:

@@ -1,4 +1,5 @@
-"""Independent slow references used by the tests (pure Python, no engine code)."""
+"""Independent slow references used by the tests (pure Python, no engine code of their own: the engine's
+objects they need are passed in)."""
 
 from __future__ import annotations
 
@@ -141,3 +142,23 @@ def brute_force_moves(board_rows, rack, words, ld, layout_premium, bingo_bonus=5
                             score = main * wm + cross_total + (bingo_bonus if len(new_idx) == 7 else 0)
                             out[(r0, c0, vertical, tuple(tiles))] = score
     return out
+
+
+def minimax_spread(game, gen, depth: int) -> int:
+    """Plain minimax over every legal move (no pruning, no table, no move ordering): the final spread for the
+    player on turn of `game` (an engine Game in solver mode, empty bag) after `depth` plies or the end of the
+    game, whichever comes first. Moves come from `gen` (a MoveGen) and the tree is walked with the game's own
+    play and undo; the game is left as it was."""
+    p = game.on_turn
+    sc = game.scores
+    if game.game_over or depth == 0:
+        return sc[p] - sc[1 - p]
+    gen.generate(game.board, game.rack(p), 0, game.rack(1 - p), mode="all", sort=False)
+    best = None
+    for kind, row, col, vert, tiles, score, *_ in gen.moves():
+        game.play(kind, row, col, vert, tiles, score)
+        v = -minimax_spread(game, gen, depth - 1)
+        game.undo()
+        best = v if best is None else max(best, v)
+    assert best is not None, "no legal move (not even a pass)"
+    return best

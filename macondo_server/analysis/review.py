@@ -172,6 +172,15 @@ class TurnAnalysis:
     phony_words: list[str] = field(default_factory=list)
     phony_challenged: bool = False
     missed_challenge: bool = False     # the opponent's previous play was a phony left standing
+    withdrawn: bool = False            # the record shows this play challenged off
+    best_bingo: bool = False           # the engine's best move plays all seven tiles
+    # the mover's win probability in percent after the move played and after the engine's best (win_best),
+    # from `win_source`: sim or peg (the played move's simulated or pre-endgame figure), endgame (the solved
+    # outcome: 100 won, 50 tied, 0 lost), table (a turn without an engine figure: the win table's estimate of
+    # the position after the move, by spread and unseen tiles; win_best is then None)
+    win_after: float | None = None
+    win_best: float | None = None
+    win_source: str = ""
     complete: bool = True              # the budget was reached (not a stop or a time cut before it)
     skipped: str = ""                  # why the turn was not analysed
     notes: list[str] = field(default_factory=list)
@@ -215,6 +224,7 @@ class GameAnalysis:
     warnings: list[str]
     options: AnalyzeOptions
     seconds: float = 0.0
+    reused: bool = False       # taken from a review store (review_store.py), not analysed in this run
 
 
 # ------------------------------------------------------------------ loading
@@ -513,6 +523,11 @@ class _Analyzer:
             self.peg(pos, played, gen, t, seed)
         else:
             self.sim(pos, played, t, seed)
+        if t.best is not None:
+            bingos = {format_move(m.move, ld, pos.board) for m in gen
+                      if m.tiles_played == RACK_SIZE and m.move.kind == "place"}
+            t.best_bingo = t.best.move in bingos
+        _engine_win(t, pos.scores[0] - pos.scores[1])
 
 
 # ------------------------------------------------------------------ a game
@@ -567,6 +582,7 @@ def analyze_record(engine: Engine, record: GcgGame, opts: AnalyzeOptions, name: 
         t = TurnAnalysis(event=i + 1, line=ev.line, player=p, nick=nicks[p],
                          rack=ld_rack(pos), bag=pos.tiles_in_bag(), phase="", played=Candidate("", 0))
         challenged = i + 1 < len(record.events) and record.events[i + 1].type == "phony_returned"
+        t.withdrawn = challenged and ev.type == "play"
         t.missed_challenge = _opponent_phony_stood(record, players, befores, lex, i)
         mine = (file_totals[i][p], file_totals[i][1 - p])
         if not pos.racks[0] or not ev.rack:
@@ -582,6 +598,8 @@ def analyze_record(engine: Engine, record: GcgGame, opts: AnalyzeOptions, name: 
                 t.skipped = str(exc)
         if stop.is_set() and t.skipped == "":
             t.complete = False
+        if t.win_after is None and i < len(replay.positions):
+            t.win_after, t.win_source = _table_win(lex, replay.positions[i]), "table"
         t.seconds = time.monotonic() - started
         turns.append(t)
         if progress is not None:
@@ -625,6 +643,36 @@ def _opponent_phony_stood(record: GcgGame, players: list[int], befores: list[Pos
             return False
         return bool(_phony_words(lex, befores[j].board, mv))
     return False
+
+
+def _outcome(spread: int) -> float:
+    return 100.0 if spread > 0 else 50.0 if spread == 0 else 0.0
+
+
+def _engine_win(t: TurnAnalysis, spread: int) -> None:
+    """The mover's win probability after the played move and after the best, from the turn's engine: the
+    simulated or pre-endgame figures, or the endgame's outcome from the spread before the move (`spread`)."""
+    if t.phase == "endgame":
+        if t.best is not None and t.best.value is not None:
+            t.win_best = _outcome(spread + t.best.value)
+        if t.played.value is not None:
+            t.win_after, t.win_source = _outcome(spread + t.played.value), "endgame"
+        return
+    if t.best is not None and t.best.win_pct is not None:
+        t.win_best = t.best.win_pct
+    if t.played.win_pct is not None and t.rank is not None:
+        t.win_after, t.win_source = t.played.win_pct, "peg" if t.phase == "peg" else "sim"
+
+
+def _table_win(lex: Lexicon, after: Position) -> float:
+    """The win table's estimate for the player who just moved, from the position after the move as the next
+    player on turn knows it (their spread, the tiles unseen to them: the bag and the mover's rack)."""
+    table = lex.win_table()
+    off_board = sum(after.bag_counts()) + len(after.racks[0]) + len(after.racks[1])
+    rack = len(after.racks[0]) or min(RACK_SIZE, off_board)
+    unseen = min(max(0, off_board - rack), table.shape[1] - 1)
+    spread = max(-300, min(300, after.scores[0] - after.scores[1]))
+    return round(100.0 * (1.0 - float(table[300 - spread, unseen])), 2)
 
 
 def _add_to_summary(s: PlayerSummary, t: TurnAnalysis) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.autoplay import AutoplayWorker, game_seed
+from engine_cy.board import Board
 from engine_cy.game import Game
 from engine_cy.klv import Klv
 from macondo_server.engine.facade import Engine
@@ -74,17 +75,24 @@ class AutoplaySummary:
 
 def bots_from_options(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
                       leaves2: str | None, by_name: bool = False,
-                      distribution: str | None = None) -> tuple[BotSpec, BotSpec]:
+                      distribution: str | None = None, layout: str | None = None) -> tuple[BotSpec, BotSpec]:
     """The two bots of `macondo autoplay` / the Autoplay RPC: bot 2 defaults to bot 1's lexicon and leaves.
     Leaves are file paths at the command line, leave-set names in the data directories (`by_name`) for
-    requests. Both play with bot 1's distribution (`distribution` when given, else its lexicon's own); a
-    lexicon of another language is refused."""
+    requests. Both play with bot 1's distribution (`distribution` when given, else its lexicon's own, in its
+    `_super` form on the 21x21 `layout`); a lexicon of another language is refused."""
     load = engine.named_leaves if by_name else engine.leaves
-    lex1 = engine.lexicon(lexicon or None).for_distribution(distribution)
+    lex1 = _first_lexicon(engine, lexicon, distribution, layout)
     lex2 = same_distribution(lex1, engine.lexicon(lexicon2)) if lexicon2 else lex1
     klv1 = load(leaves, lex1.ld) if leaves else lex1.klv
     klv2 = load(leaves2, lex2.ld) if leaves2 else (lex2.klv if lexicon2 else klv1)
     return BotSpec(lex1, klv1, "bot1"), BotSpec(lex2, klv2, "bot2")
+
+
+def _first_lexicon(engine: Engine, lexicon: str | None, distribution: str | None, layout: str | None) -> Lexicon:
+    lex = engine.lexicon(lexicon or None)
+    if distribution:
+        return lex.for_distribution(distribution)
+    return lex.for_layout(layout) if layout else lex
 
 
 def same_distribution(first: Lexicon, other: Lexicon) -> Lexicon:
@@ -98,18 +106,21 @@ def same_distribution(first: Lexicon, other: Lexicon) -> Lexicon:
 
 
 def bot_sources(engine: Engine, lexicon: str | None, leaves: str | None, lexicon2: str | None,
-                leaves2: str | None, by_name: bool = False, distribution: str | None = None) -> list[BotSource]:
+                leaves2: str | None, by_name: bool = False, distribution: str | None = None,
+                layout: str | None = None) -> list[BotSource]:
     """What a cluster worker needs to rebuild the bots of bots_from_options (same arguments): each bot's lexicon
     by name and content fingerprint, and its leaves as the file's bytes (None: the lexicon's own leaves). The
-    worker reads lexica from its own data directories; leaves travel with the task, never as a path."""
+    worker reads lexica from its own data directories; leaves, and a `layout`'s board, travel with the task,
+    never as a path."""
 
     def leaves_bytes(spec: str) -> bytes:
         path = engine.registry.find_leaves(spec) if by_name else Path(spec)
         engine.named_leaves(spec, lex1.ld) if by_name else engine.leaves(spec, lex1.ld)   # the local bots' checks
         return Path(path).read_bytes()
 
-    lex1 = engine.lexicon(lexicon or None).for_distribution(distribution)
+    lex1 = _first_lexicon(engine, lexicon, distribution, layout)
     lex2 = same_distribution(lex1, engine.lexicon(lexicon2)) if lexicon2 else lex1
+    board = lex1.catalog.board(layout) if layout else None
     data1 = leaves_bytes(leaves) if leaves else None
     data2 = leaves_bytes(leaves2) if leaves2 else (None if lexicon2 else data1)
     out = []
@@ -117,6 +128,8 @@ def bot_sources(engine: Engine, lexicon: str | None, leaves: str | None, lexicon
         out.append({"lexicon": lex.name, "fingerprint": lexicon_fingerprint(engine, lex.name), "leaves": data,
                     "leaves_sha": hashlib.sha256(data).hexdigest() if data is not None else None,
                     "distribution": lex.ld.name})
+        if board is not None:
+            out[-1].update(layout=board.layout_name, layout_text=board.layout_text())
     return out
 
 
@@ -207,11 +220,13 @@ def run_autoplay(
     records: list[GameRecord] | None = None,
     cluster: Cluster | None = None,
     sources: list[BotSource] | None = None,
+    layout: str | None = None,
 ) -> AutoplaySummary:
     """Play `games` games; bot 1 moves first in even games. With pairs, games 2k and 2k+1 share their tiles
     (each bot gets the draws the other had). Setting `stop` ends the run after the games in progress;
     the summary covers the games finished. With `cluster` (and the bots' `sources`, see bot_sources) the games
-    run there in batches, game for game the same as here."""
+    run there in batches, game for game the same as here. The games are played on `layout` (a name of bot 1's
+    lexicon's catalog), else on the board of bot 1's distribution."""
     if games <= 0:
         raise ValueError(f"number of games must be positive, got {games}")
     if threads <= 0:
@@ -233,7 +248,7 @@ def run_autoplay(
         return _run_on_cluster(cluster, sources, games, seed, pairs, out_dir, names, progress, stop, records)
     workers = [
         AutoplayWorker(bot1.lexicon.kwg, bot1.leaves, bot2.lexicon.kwg, bot2.leaves, bot1.lexicon.ld,
-                       bot1.lexicon.new_board())
+                       bot1.lexicon.catalog.board(layout) if layout else bot1.lexicon.new_board())
         for _ in range(threads)
     ]
 
@@ -248,7 +263,7 @@ def run_autoplay(
             rec = GameRecord(g, first, scores, bingos, turns, reason)
             if out_dir is not None:
                 gcg = history_to_gcg(w.game_state(), bot1.lexicon.ld, names, first)
-                gcg.pragmas.extend(record_pragmas(bot1.lexicon))
+                gcg.pragmas.extend(record_pragmas(bot1.lexicon, layout))
                 (out_dir / f"game-{g:05d}.gcg").write_text(write_gcg(gcg), encoding="utf-8")
             with lock:
                 records.append(rec)
@@ -304,7 +319,8 @@ def _autoplay_worker(bots: list[BotSource]) -> tuple[AutoplayWorker, Lexicon]:
     """This process's self-play worker for the two bots (lexicon by name and fingerprint, leaves as bytes or
     the lexicon's own), kept between tasks."""
     # one per thread (a worker process may run several tasks at once)
-    key = (tuple((b["lexicon"], b["fingerprint"], b["leaves_sha"], b.get("distribution")) for b in bots),
+    key = (tuple((b["lexicon"], b["fingerprint"], b["leaves_sha"], b.get("distribution"), b.get("layout"),
+                  b.get("layout_text")) for b in bots),
            threading.get_ident())
     with _W_LOCK:
         have = _W_BOTS.get(key)
@@ -313,8 +329,9 @@ def _autoplay_worker(bots: list[BotSource]) -> tuple[AutoplayWorker, Lexicon]:
             return have
     lexes = [worker_lexicon(b["lexicon"], b["fingerprint"]).for_distribution(b.get("distribution")) for b in bots]
     klvs = [Klv(b["leaves"]) if b["leaves"] is not None else lex.klv for b, lex in zip(bots, lexes, strict=True)]
-    made = (AutoplayWorker(lexes[0].kwg, klvs[0], lexes[1].kwg, klvs[1], lexes[0].ld, lexes[0].new_board()),
-            lexes[0])
+    text = bots[0].get("layout_text")
+    board = Board(text, bots[0]["layout"]) if text else lexes[0].new_board()
+    made = (AutoplayWorker(lexes[0].kwg, klvs[0], lexes[1].kwg, klvs[1], lexes[0].ld, board), lexes[0])
     with _W_LOCK:
         _W_BOTS[key] = made
         while len(_W_BOTS) > 16:
@@ -337,7 +354,7 @@ def autoplay_task(bots: list[BotSource], seed: int, pairs: bool, names: tuple[st
         gcg = None
         if names is not None:
             rec = history_to_gcg(w.game_state(), lex.ld, names, first)
-            rec.pragmas.extend(record_pragmas(lex))
+            rec.pragmas.extend(record_pragmas(lex, bots[0].get("layout")))
             gcg = write_gcg(rec)
         out.append((g, first, (scores[0], scores[1]), (bingos[0], bingos[1]), turns, reason, gcg))
     return out

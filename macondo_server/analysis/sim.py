@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine_cy.sim import SimWorker
+from engine_cy.sim import SCORE_HISTOGRAM_WIDTH, SimWorker
 from macondo_server.analysis import bai
 from macondo_server.engine.facade import Engine, GeneratedMove, bag_for_mover, known_opponent_tiles
 from macondo_server.engine.replay import game_from_position
@@ -26,7 +26,7 @@ from macondo_server.model.text import FormatError, excerpt
 from macondo_server.runtime.jobs import watch_stop
 
 if TYPE_CHECKING:
-    from macondo_server.analysis.infer import InferResult
+    from macondo_server.analysis.infer import InferOptions, InferResult, LastPlay
 
 WINPCT_PATH = PACKAGE_DATA / "winpct.csv"
 ROUND_PER_THREAD = 64          # iterations per thread between statistics checks
@@ -35,6 +35,7 @@ MAX_ITERATIONS = 10_000_000
 DEFAULT_ITERATIONS = 1000      # the cap when neither an iteration count nor a time limit is given
 MIN_PRUNE_SAMPLES = 128
 SIMILAR_PRUNE_AFTER = 750
+SCORE_BIN_WIDTH = SCORE_HISTOGRAM_WIDTH   # points per bin of SimPlay.ply_histograms (the last bin open-ended)
 STOP_RULES = ("z", "bai")      # the z-test (pruning at a confidence level) or best-arm identification (bai.py)
 DEFAULT_BAI_CONFIDENCE = 0.95
 
@@ -69,6 +70,13 @@ class SimOptions:
     infer_withdrawn: bool = False        # that play was a phony challenged off
     infer_tolerance: float = 3.0
     infer_max_racks: int = 50_000
+    infer_model: str | None = None       # tolerance | softmax (None: the inference's default, infer.DEFAULT_MODEL)
+    infer_temperature: float | None = None   # the softmax's (None: infer.DEFAULT_TEMPERATURE)
+    # the opponent's turns before infer_play, oldest first, each as the player on turn saw it (infer.LastPlay;
+    # infer.history_from_record reads them from a game record): weighed with it
+    infer_history: list[LastPlay] = field(default_factory=list)
+    # statistics per play and ply (SimPlay's score histograms and heatmaps, the opponent's leave after their reply)
+    stats: bool = False
 
     def validate(self) -> None:
         if not 0 <= self.plies <= 15:
@@ -97,6 +105,10 @@ class SimOptions:
             raise ValueError(f"threads must be 1 to 256, got {self.threads}")
         if self.infer_play is None and self.infer_withdrawn:
             raise ValueError("a withdrawn phony needs the play to infer from")
+        if self.infer_play is None and self.infer_history:
+            raise ValueError("the opponent's earlier turns need their last play to infer from")
+        if self.stats and self.plies == 0:
+            raise ValueError("statistics need at least 1 ply of look-ahead (plies 0 plays nothing after the candidate)")
 
     def z_stop(self) -> int | None:
         """The z-test's level (95, 98, 99) when the z-test stops the run, else None."""
@@ -142,6 +154,16 @@ class SimPlay:
     win_pct_stderr: float = 0.0
     ply_scores: list[float] = field(default_factory=list)
     ply_bingo_pct: list[float] = field(default_factory=list)
+    # statistics (SimOptions.stats), empty without them; per ply: iterations by the score of that ply's move in
+    # bins of SCORE_BIN_WIDTH points, the last open-ended (a ply after the game ended counts as 0 points,
+    # as in ply_scores), and the tiles its moves put on each square (row-major, dim x dim)
+    ply_histograms: list[list[int]] = field(default_factory=list)
+    ply_heatmaps: list[list[int]] = field(default_factory=list)
+    # the opponent's reply (ply 1), per machine letter: the mean count on their rack before it (held) and left on
+    # it after (kept), over the `replies` iterations in which they replied
+    opp_held: list[float] = field(default_factory=list)
+    opp_kept: list[float] = field(default_factory=list)
+    replies: int = 0
 
     @property
     def win(self) -> float:
@@ -162,6 +184,7 @@ class SimResult:
     samples: int = 0                       # playouts: one play simulated for one draw, over every play
     stop_rule: str = "z"
     confidence: float = 0.0                # the stopping rule's confidence (0: no stopping rule)
+    stats: bool = False                    # the plays carry their statistics (SimOptions.stats)
 
     @property
     def stop_text(self) -> str:
@@ -172,6 +195,19 @@ class SimResult:
         if self.stopped_reason == "iterations":
             return cap
         return self.stopped_reason + (f"; {cap}" if self.cap_source == "default" else "")
+
+
+def infer_options(opts: SimOptions, lexicon: str, threads: int) -> InferOptions:
+    """The inference options a simulation's options ask for (the inference's defaults where they say nothing)."""
+    from macondo_server.analysis.infer import InferOptions
+
+    io = InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks, threads=threads,
+                      seed=opts.seed, lexicon=lexicon)
+    if opts.infer_model is not None:
+        io.model = opts.infer_model
+    if opts.infer_temperature is not None:
+        io.temperature = opts.infer_temperature
+    return io
 
 
 def _mean_se(n: int, s: float, sq: float) -> tuple[float, float]:
@@ -215,7 +251,7 @@ class SimJob:
         self.inference: InferResult | None = None
         last_play = None
         if opts.infer_play is not None:
-            from macondo_server.analysis.infer import InferOptions, last_play_on
+            from macondo_server.analysis.infer import last_play_on
 
             last_play = last_play_on(pos, opts.infer_play, lex, withdrawn=opts.infer_withdrawn)
             if last_play.withdrawn:
@@ -225,7 +261,7 @@ class SimJob:
                 raise FormatError("known opponent tiles and inference go together only for a withdrawn phony "
                                   "(its tiles)")
             # checked before the candidates are generated, so a bad option is refused at once
-            InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks).validate()
+            infer_options(opts, lex.name, 1).validate()
         gen = engine.generate(pos, lexicon=lex.name)
         chosen: list[tuple[GeneratedMove, bool]] = [(m, False) for m in gen.moves[:opts.num_plays]]
         if opts.plays:
@@ -259,18 +295,21 @@ class SimJob:
         bb = int(pos.ops.get("bb", "50"))
         self.workers = [SimWorker(game, lex.kwg, lex.klv, lex.ld, tuples, known, table, opts.seed, opts.plies, bb)
                         for _ in range(opts.threads)]
+        if opts.stats:
+            for w in self.workers:
+                w.enable_stats()
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.iterations = 0
         t_start = time.monotonic()
         if last_play is not None and not (stop is not None and stop.is_set()):
-            from macondo_server.analysis.infer import InferOptions, infer
+            from macondo_server.analysis.infer import infer
 
-            iopts = InferOptions(tolerance=opts.infer_tolerance, max_racks=opts.infer_max_racks,
-                                 threads=opts.threads, seed=opts.seed, lexicon=lex.name)
+            iopts = infer_options(opts, lex.name, opts.threads)
             # with a time limit the inference takes at most half of it (the simulation needs the rest)
             deadline = t_start + opts.max_time / 2 if opts.max_time > 0 else None
-            self.inference = infer(engine, last_play, iopts, known=known, stop=stop, deadline=deadline)
+            self.inference = infer(engine, last_play, iopts, known=known, stop=stop, deadline=deadline,
+                                   history=opts.infer_history)
             counts, weights = self.inference.leave_counts, self.inference.leave_weights
             if counts is not None and weights is not None and len(counts):
                 for w in self.workers:
@@ -301,6 +340,24 @@ class SimJob:
             plies = len(stats[0][i][5]) if n_threads else 0
             p.ply_scores = [sum(s[i][5][k] for s in stats) / n if n else 0.0 for k in range(plies)]
             p.ply_bingo_pct = [100 * sum(s[i][6][k] for s in stats) / n if n else 0.0 for k in range(plies)]
+
+    def _update_play_stats(self) -> None:
+        """The statistics of SimOptions.stats, summed over the threads."""
+        arrays = [a for a in (w.stats_arrays() for w in self.workers) if a is not None]
+        if not arrays:
+            return
+        hist = np.sum([a[0] for a in arrays], axis=0)
+        heat = np.sum([a[1].astype(np.int64) for a in arrays], axis=0)
+        kept = np.sum([a[2] for a in arrays], axis=0)
+        held = np.sum([a[3] for a in arrays], axis=0)
+        replies = np.sum([a[4] for a in arrays], axis=0)
+        for i, p in enumerate(self.plays):
+            p.ply_histograms = hist[i].tolist()
+            p.ply_heatmaps = heat[i].tolist()
+            r = int(replies[i])
+            p.replies = r
+            p.opp_held = (held[i] / r).tolist() if r else [0.0] * held.shape[1]
+            p.opp_kept = (kept[i] / r).tolist() if r else [0.0] * kept.shape[1]
 
     def _ranked(self) -> list[SimPlay]:
         def cmp(a: SimPlay, b: SimPlay) -> int:
@@ -490,11 +547,14 @@ class SimJob:
     def snapshot(self, final: bool) -> SimResult:
         with self._lock:
             self._update_stats()
+            if self.opts.stats:
+                self._update_play_stats()
             cap, source = self.opts.iteration_cap()
             o = self.opts
             conf = o.bai_confidence() if o.stop_rule == "bai" else ((o.z_stop() or 0) / 100)
             return SimResult(self._ranked(), self.iterations, time.monotonic() - self.t0, final, self.reason,
-                             self.inference, cap, source, sum(p.n for p in self.plays), o.stop_rule, conf or 0.0)
+                             self.inference, cap, source, sum(p.n for p in self.plays), o.stop_rule, conf or 0.0,
+                             o.stats)
 
     def run(self, progress: Callable[[SimResult], None] | None = None, interval: float = 0.5,
             stop: threading.Event | None = None) -> SimResult:

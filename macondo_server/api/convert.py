@@ -6,6 +6,8 @@ Requests become solver options (`*_options`); engine results become the messages
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine_cy.alphabet import LetterDistribution
 from macondo_server.analysis.endgame import EndgameOptions, EndgameResult, LineMove, RankedLine
 from macondo_server.analysis.infer import DEFAULT_TOLERANCE, InferOptions, InferResult
@@ -18,8 +20,9 @@ from macondo_server.analysis.review import (
     PlayerSummary,
     TurnAnalysis,
 )
+from macondo_server.analysis.review_summary import MistakeRef, PlayerReview, ReviewSummary
 from macondo_server.analysis.selfplay import AutoplaySummary
-from macondo_server.analysis.sim import SimOptions, SimResult
+from macondo_server.analysis.sim import SCORE_BIN_WIDTH, SimOptions, SimPlay, SimResult
 from macondo_server.api.sessions import Session
 from macondo_server.engine.facade import EQUITY_SCALE, GeneratedMove, GenResult
 from macondo_server.engine.replay import position_from_game
@@ -58,6 +61,7 @@ def sim_options(request: pb.SimulateRequest, threads: int, infer_max_racks: int)
         infer_withdrawn=request.infer_withdrawn,
         infer_tolerance=request.infer_tolerance if request.HasField("infer_tolerance") else 3.0,
         infer_max_racks=infer_max_racks,
+        stats=request.stats,
     )
 
 
@@ -163,6 +167,11 @@ def game_to_pb(session: Session) -> pb.GameState:
     p = game.on_turn
     names = (session.players[p], session.players[1 - p])
     counts = pos.unseen_counts(0)
+    clocks: list[float] = []
+    if session.clock is not None:
+        clocks = [round(session.clock_left(k) or 0.0, 3) for k in range(2)]
+        # the position carries the clocks as peers' CGP does: milliseconds, the player on turn first
+        pos = replace(pos, ops={**pos.ops, "tmr": f"{round(clocks[p] * 1000)}/{round(clocks[1 - p] * 1000)}"})
     gcg = ""
     if session.from_start:
         gcg = write_gcg(session.record)
@@ -193,6 +202,9 @@ def game_to_pb(session: Session) -> pb.GameState:
         distribution=ld.name,
         layout=pos.board.layout_name,
         premiums=premium_rows(pos),
+        clock_remaining=clocks,
+        time_penalties=list(session.time_penalties) if session.clock is not None else [],
+        overtime_penalty=session.overtime_penalty if session.clock is not None else 0,
     )
 
 
@@ -256,12 +268,26 @@ def sim_to_pb(res: SimResult, job_id: str, stopped: bool) -> pb.SimulateProgress
             ply_stats=[pb.PlyStats(mean_score=s, bingo_pct=b) for s, b in zip(p.ply_scores, p.ply_bingo_pct,
                                                                                 strict=True)],
         ))
+        if res.stats:
+            _sim_play_stats(p, plays[-1])
     out = pb.SimulateProgress(job_id=job_id, plays=plays, iterations=res.iterations, elapsed_seconds=res.seconds,
                               final=res.final, stopped=stopped, stop_reason=res.stop_text, samples=res.samples,
-                              stop_rule=res.stop_rule, confidence=res.confidence)
+                              stop_rule=res.stop_rule, confidence=res.confidence,
+                              score_bin_width=SCORE_BIN_WIDTH if res.stats else 0)
     if res.inference is not None and res.plays:
         out.inference.CopyFrom(infer_to_pb(res.inference, res.plays[0].pos.ld, SIM_INFERENCE_TOP))
     return out
+
+
+def _sim_play_stats(p: SimPlay, out: pb.SimmedPlayInfo) -> None:
+    """A play's statistics (SimOptions.stats) into its message: per ply the score histogram and the heatmap, and
+    the opponent's rack around their reply, every letter of the distribution."""
+    for ply, hist, heat in zip(out.ply_stats, p.ply_histograms, p.ply_heatmaps, strict=False):
+        ply.score_histogram.extend(hist)
+        ply.heatmap.extend(heat)
+    labels = p.pos.ld.labels
+    out.opponent_leave.extend(pb.LeaveTileStats(tile=labels[ml], held=held, kept=kept)
+                              for ml, (held, kept) in enumerate(zip(p.opp_held, p.opp_kept, strict=True)))
 
 
 def infer_to_pb(res: InferResult, ld: LetterDistribution, top: int) -> pb.InferenceSummary:
@@ -386,7 +412,8 @@ def turn_to_pb(t: TurnAnalysis) -> pb.TurnAnalysis:
         spread_loss=t.spread_loss, loss_is_bound=t.loss_is_bound, mistake=t.mistake, blown_endgame=t.blown_endgame,
         bingo_available=t.bingo_available, missed_bingo=t.missed_bingo, phony=t.phony, phony_words=t.phony_words,
         phony_challenged=t.phony_challenged, missed_challenge=t.missed_challenge, complete=t.complete,
-        skipped=t.skipped, notes=t.notes)
+        skipped=t.skipped, notes=t.notes, withdrawn=t.withdrawn, best_bingo=t.best_bingo, win_after=t.win_after,
+        win_best=t.win_best, win_source=t.win_source)
 
 
 def _summary_to_pb(s: PlayerSummary) -> pb.PlayerAnalysisSummary:
@@ -411,8 +438,31 @@ def analysis_to_pb(res: GameAnalysis, stopped: bool = False, annotated_gcg: str 
                                 peg_max_bag=o.peg_max_bag, peg_plays=o.peg_plays,
                                 peg_endgame_plies=o.peg_endgame_plies, endgame_plies=o.endgame_plies,
                                 endgame_candidates=o.endgame_candidates, seed=o.seed),
-        elapsed_seconds=res.seconds,
+        elapsed_seconds=res.seconds, reused=res.reused,
     )
+
+
+def _mistake_ref_to_pb(m: MistakeRef) -> pb.ReviewMistake:
+    return pb.ReviewMistake(game=m.game, event=m.event, line=m.line, nick=m.nick, phase=m.phase, played=m.played,
+                            best=m.best, size=m.size, win_loss=m.win_loss, spread_loss=m.spread_loss,
+                            equity_loss=m.equity_loss, loss_is_bound=m.loss_is_bound, complete=m.complete)
+
+
+def _player_review_to_pb(r: PlayerReview) -> pb.PlayerReview:
+    return pb.PlayerReview(
+        name=r.name, nicks=r.nicks, games=r.games, turns=r.turns, optimal=r.optimal, equity_lost=r.equity_lost,
+        win_pct_lost=r.win_lost, win_pct_lost_per_turn=r.win_lost_per_turn, spread_lost=r.spread_lost,
+        small_mistakes=r.small, medium_mistakes=r.medium, large_mistakes=r.large, mistake_index=r.mistake_index,
+        mistake_index_per_game=r.mistake_index_per_game, best_bingos_missed=r.best_bingos_missed,
+        bingos_available=r.bingos_available, bingos_missed=r.bingos_missed, phonies=r.phonies,
+        phonies_challenged=r.phonies_challenged, challenges_missed=r.challenges_missed,
+        blown_endgames=r.blown_endgames, biggest_mistakes=[_mistake_ref_to_pb(m) for m in r.biggest])
+
+
+def review_summary_to_pb(s: ReviewSummary) -> pb.ReviewSummary:
+    """The summary of many reviewed games (review_summary.summarize)."""
+    return pb.ReviewSummary(games=s.games, analysed=s.analysed, reused=s.reused, failed=s.failed,
+                            players=[_player_review_to_pb(r) for r in s.players], stopped=s.stopped)
 
 
 # ------------------------------------------------------------------ inference and leave values

@@ -231,7 +231,8 @@ def attach_cluster(running: RunningServer, settings: Settings, cluster: str | No
 
 
 def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOptions | None = None,
-          cluster: str | None = None, checkpoint_dir: str | None = None, security: Security | None = None) -> int:
+          cluster: str | None = None, checkpoint_dir: str | None = None, security: Security | None = None,
+          review_store: str | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s")
     # A plain flag, polled: the handler runs in the main thread between bytecodes, and the kernel may deliver
     # the signal to any engine or gRPC thread, which does not wake a main thread blocked on a lock (an
@@ -245,6 +246,15 @@ def serve(settings: Settings, host: str, port: int, limits: Limits, http: HttpOp
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     running = create_server(settings, host, port, limits=limits, serving=False, http=http, security=security)
+    if review_store:
+        from macondo_server.analysis.review_store import ReviewStore, ReviewStoreError
+
+        try:
+            running.servicer.review_store = ReviewStore(review_store)
+        except ReviewStoreError as exc:
+            running.stop(0)
+            raise ServerStartError(f"--review-store: {exc}") from None
+        log.info("review_store=%s", review_store)
     if cluster or checkpoint_dir:
         try:
             attach_cluster(running, settings, cluster, checkpoint_dir)

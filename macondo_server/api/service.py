@@ -16,7 +16,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
-from macondo_client.render import analysis_json
+from macondo_client.render import analysis_json, review_summary_json
 
 from macondo_server import __version__
 from macondo_server.analysis.endgame import DEFAULT_TT_MB, EndgameJob, EndgameResult
@@ -25,15 +25,18 @@ from macondo_server.analysis.peg.explain import EVENTUALITY_TT_MB, eventuality, 
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions
 from macondo_server.analysis.peg.result import PegResult
+from macondo_server.analysis.player import ENGINE_MOVE_TT_MB, parse_strategy
 from macondo_server.analysis.review import (
     AnalyzeOptions,
     GameAnalysis,
     TurnAnalysis,
-    analyze_record,
     annotated_gcg,
     lexicon_of,
     resolve_player,
 )
+from macondo_server.analysis.review_store import ReviewStore, reviewed
+from macondo_server.analysis.review_summary import DEFAULT_TOP, MAX_TOP, ReviewSummary
+from macondo_server.analysis.review_summary import summarize as summarize_reviews
 from macondo_server.analysis.selfplay import (
     AutoplaySummary,
     BotSpec,
@@ -59,17 +62,16 @@ from macondo_server.api.convert import (
     peg_options,
     peg_to_pb,
     plain_move_to_pb,
+    review_summary_to_pb,
     sim_options,
     sim_to_pb,
     turn_to_pb,
 )
 from macondo_server.api.sessions import (
-    ENGINE_MOVE_TT_MB,
     GameBusyError,
     Session,
     SessionStore,
     UnknownGameError,
-    parse_strategy,
 )
 from macondo_server.engine.facade import Engine
 from macondo_server.engine.lexicon import LexiconError, UnknownLexiconError
@@ -97,6 +99,7 @@ M = TypeVar("M", bound=Message)   # the messages it streams
 _AutoplayState = tuple[BotSpec, BotSpec, int, Cluster | None, list[dict[str, Any]] | None]
 
 SNAPSHOT_SECONDS = 0.25
+MAX_REVIEW_GAMES = 1000  # games one ReviewGames request may hold (each within max_gcg_chars)
 DEADLINE_MARGIN = 0.3    # seconds kept back to deliver the final result before a deadline
 MAX_ERROR_CHARS = 1000   # error messages are cut here (they must fit in a gRPC trailer)
 JOIN_SECONDS = 5.0       # how long a stopped job's worker is waited for before its resources are released
@@ -173,6 +176,8 @@ class EngineServicer(pb_grpc.EngineServicer):
         self.cluster: Cluster | None = None
         self.checkpoints: CheckpointStore | None = None
         self._cluster_slots = threading.BoundedSemaphore(limits.max_cluster_jobs)
+        # the operator's store of game reviews (serve --review-store): AnalyzeGame and ReviewGames reuse and add to it
+        self.review_store: ReviewStore | None = None
 
     def attach_cluster(self, cluster: Cluster | None, checkpoints: CheckpointStore | None) -> None:
         self.cluster, self.checkpoints = cluster, checkpoints
@@ -237,7 +242,9 @@ class EngineServicer(pb_grpc.EngineServicer):
             lexica = []
             for name in reg.available():      # described from their files: an info request loads nothing
                 has_leaves, source = reg.describe(name)
-                lexica.append(pb.LexiconInfo(name=name, has_leaves=has_leaves, source=source))
+                distribution, layout = reg.board_of(name)
+                lexica.append(pb.LexiconInfo(name=name, has_leaves=has_leaves, source=source,
+                                             distribution=distribution, layout=layout))
             lim = self.limits
             jobs, threads, tt = self.jobs.usage()
             return pb.ServerInfo(
@@ -495,7 +502,8 @@ class EngineServicer(pb_grpc.EngineServicer):
                     if turn is not None:
                         turns.append(turn)
 
-            return analyze_record(self.engine, record, opts, progress=progress, stop=stop)
+            return reviewed(self.engine, record, opts, self.review_store, progress=progress, stop=stop,
+                            on_store_error=self._store_error)
 
         def snapshot(state: tuple[GcgGame, AnalyzeOptions]) -> pb.AnalyzeProgress:
             with lock:
@@ -513,6 +521,79 @@ class EngineServicer(pb_grpc.EngineServicer):
         yield from self._stream(context, "analyze", request, setup, run, snapshot, final, pb.AnalyzeProgress,
                                 threads=request.threads, tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
 
+    def _store_error(self, message: str) -> None:
+        log.warning("review store: %s", message)
+
+    def ReviewGames(self, request: pb.ReviewGamesRequest,
+                    context: grpc.ServicerContext) -> Iterator[pb.ReviewGamesProgress]:
+        """Many games reviewed (analysis/review.py, or taken from the server's review store) and summed up per
+        player (analysis/review_summary.py): a message as games finish, the summary at the end. A game that cannot
+        be read or analysed is listed in `errors`; a bad option refuses the request."""
+        tt = min(DEFAULT_TT_MB, self.limits.tt_megabytes_per_job)
+        lock = threading.Lock()
+        finished: list[pb.AnalyzeProgress] = []
+        errors: list[pb.ReviewGameError] = []
+        sent = {"games": 0, "errors": 0}
+        total = len(request.games)
+
+        def setup(job: Job) -> tuple[AnalyzeOptions, int]:
+            if not 1 <= total <= MAX_REVIEW_GAMES:
+                raise FormatError(f"games: 1 to {MAX_REVIEW_GAMES} games, got {total}")
+            if request.options.gcg:
+                raise FormatError("options.gcg is not used: the games go in games")
+            top = request.top or DEFAULT_TOP
+            if not 0 < top <= MAX_TOP:
+                raise FormatError(f"top must be 0 to {MAX_TOP}, got {request.top}")
+            opts = analyze_options(request.options, job.threads, tt)
+            opts.validate()
+            if opts.lexicon:
+                self.engine.lexicon(opts.lexicon)     # an unknown lexicon refuses the request (NOT_FOUND)
+            return opts, top
+
+        def run(state: tuple[AnalyzeOptions, int], stop: threading.Event) -> ReviewSummary:
+            opts, top = state
+            analyses: list[GameAnalysis] = []
+            for n, game in enumerate(request.games, 1):
+                if stop.is_set():
+                    break
+                name = game.name or f"game {n}"
+                try:
+                    if not game.gcg:
+                        raise FormatError("gcg is empty")
+                    record = parse_gcg(game.gcg)
+                    resolve_player(record, opts.player)
+                    res = reviewed(self.engine, record, AnalyzeOptions(**vars(opts)), self.review_store, name=name,
+                                   stop=stop, on_store_error=self._store_error)
+                except (FormatError, LexiconError, ValueError) as exc:
+                    with lock:
+                        errors.append(pb.ReviewGameError(game=name, error=str(exc)))
+                    continue
+                analyses.append(res)
+                msg = analysis_to_pb(res)
+                msg.json = json.dumps(analysis_json(msg))
+                with lock:
+                    finished.append(msg)
+            return summarize_reviews(analyses, top, failed=len(errors), stopped=stop.is_set())
+
+        def news() -> pb.ReviewGamesProgress:
+            with lock:
+                msg = pb.ReviewGamesProgress(games_done=len(finished) + len(errors), games_total=total,
+                                             games=finished[sent["games"]:], errors=errors[sent["errors"]:])
+                sent["games"], sent["errors"] = len(finished), len(errors)
+                return msg
+
+        def final(state: tuple[AnalyzeOptions, int], res: ReviewSummary, stopped: bool) -> pb.ReviewGamesProgress:
+            msg = news()
+            msg.summary.CopyFrom(review_summary_to_pb(res))
+            msg.summary.stopped = msg.stopped = stopped or res.stopped
+            msg.final = True
+            msg.json = json.dumps(review_summary_json(msg.summary))
+            return msg
+
+        yield from self._stream(context, "review", request, setup, run, lambda state: news(), final,
+                                pb.ReviewGamesProgress, threads=request.options.threads,
+                                tt_megabytes=self._guard(context, self.limits.tt_megabytes, tt))
+
     # -------------------------------------------------------------- game sessions
 
     def CreateGame(self, request: pb.CreateGameRequest, context: grpc.ServicerContext) -> pb.GameState:
@@ -521,7 +602,9 @@ class EngineServicer(pb_grpc.EngineServicer):
             return game_to_pb(self.sessions.create(
                 request.lexicon or None, request.seed, list(request.players), request.bingo_bonus, cgp=request.cgp,
                 gcg=request.gcg, turn=request.turn if request.HasField("turn") else None,
-                client=client_of(context), challenge_rule=request.challenge_rule))
+                client=client_of(context), challenge_rule=request.challenge_rule,
+                clock_seconds=request.clock_seconds,
+                overtime_penalty=request.overtime_penalty if request.HasField("overtime_penalty") else None))
 
         return self._guard(context, run)
 
@@ -546,15 +629,18 @@ class EngineServicer(pb_grpc.EngineServicer):
             session = self.sessions.get(request.game_id)
             before = session.game.history_length
             if strategy.needs_job:
-                tt = ENGINE_MOVE_TT_MB if session.game.bag_size == 0 else 0
+                bag = session.game.bag_size
+                tt = ENGINE_MOVE_TT_MB if bag <= strategy.peg else 0
                 with self.jobs.job("engine-move", strategy.threads, tt) as job:
                     _bind(job, context)
-                    move = self.sessions.engine_move(session, strategy, stop=job.stop, threads=job.threads)
+                    choice = self.sessions.engine_move(session, strategy, stop=job.stop, threads=job.threads)
             else:
-                move = self.sessions.engine_move(session, strategy)
+                choice = self.sessions.engine_move(session, strategy)
             score = session.game.history()[before][6]
             pos = position_from_game(session.game, {"lex": session.lexicon.name})
-            return pb.EngineMoveResponse(move=plain_move_to_pb(move, pos, score), game=game_to_pb(session))
+            return pb.EngineMoveResponse(move=plain_move_to_pb(choice.move, pos, score), game=game_to_pb(session),
+                                         phase=choice.phase, seconds=choice.seconds,
+                                         budget_seconds=choice.budget, detail=choice.detail)
 
         return self._guard(context, run)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-import re
+import math
 import secrets
 import threading
 import time
@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from engine_cy.game import Game, GameError
+from macondo_server.analysis.player import Choice, Strategy, Turn, choose
 from macondo_server.engine.facade import Engine
 from macondo_server.engine.lexicon import Lexicon, record_pragmas
 from macondo_server.engine.replay import (
@@ -31,7 +32,7 @@ from macondo_server.model.cgp import parse_cgp
 from macondo_server.model.coords import format_coord
 from macondo_server.model.gcg import GcgEvent, GcgGame, parse_gcg, write_gcg
 from macondo_server.model.move import Move, format_move, parse_move
-from macondo_server.model.position import Position
+from macondo_server.model.position import Position, parse_clock
 from macondo_server.model.text import MAX_GCG_CHARS, MAX_GCG_EVENTS, MAX_NAME_CHARS, FormatError, excerpt
 from macondo_server.model.tiles import RACK_SIZE, rack_tiles
 from macondo_server.runtime.limits import Limits, ResourceLimitError, current_principal
@@ -54,6 +55,8 @@ class GameBusyError(RuntimeError):
 CHALLENGE_RULES = ("void", "single", "double", "five", "ten")
 CHALLENGE_BONUS = {"five": 5, "ten": 10}
 MAX_NOTE_CHARS = 2000      # one event's note (a GCG line holds at most formats.MAX_GCG_LINE_CHARS)
+DEFAULT_OVERTIME_PENALTY = 10   # points per minute or part of one over the clock (tournament rules)
+MAX_CLOCK_SECONDS = 86_400.0
 UNSUCCESSFUL_CHALLENGE = "#unsuccessful-challenge"   # the note under a turn lost to a failed double challenge
 NAVIGATION = ("first", "last", "next", "previous", "turn")
 
@@ -79,6 +82,21 @@ class Session:
     rule: str = "void"
     start: Game | None = None        # the starting game of a session begun at a CGP position
     seed: int = 0
+    # the game clock (a timed game): seconds left by player index when the current turn began, the moment
+    # it began, the overtime penalty (points per minute or part of one over) and the penalties settled
+    clock: list[float] | None = None
+    turn_began: float = field(default_factory=time.monotonic)
+    overtime_penalty: int = DEFAULT_OVERTIME_PENALTY
+    time_penalties: list[int] = field(default_factory=lambda: [0, 0])
+
+    def clock_left(self, player: int) -> float | None:
+        """Seconds left on `player`'s clock now (negative: overtime); None in an untimed game."""
+        if self.clock is None:
+            return None
+        left = self.clock[player]
+        if player == self.game.on_turn and not self.game.game_over:
+            left -= time.monotonic() - self.turn_began
+        return left
 
     @property
     def nicks(self) -> list[str]:
@@ -118,9 +136,17 @@ class SessionStore:
 
     def create(self, lexicon: str | None, seed: int, players: list[str], bingo_bonus: int,
                cgp: str = "", gcg: str = "", turn: int | None = None, client: str = "",
-               challenge_rule: str = "") -> Session:
+               challenge_rule: str = "", clock_seconds: float = 0.0,
+               overtime_penalty: int | None = None) -> Session:
         """A new game from an empty board, or from a CGP position, or from a GCG record replayed to `turn`
-        events (all of them by default; the later events stay, for navigation)."""
+        events (all of them by default; the later events stay, for navigation). `clock_seconds` (each
+        player's), or a CGP's tmr op, makes it a timed game: a player's time runs on their turn, and time
+        over costs `overtime_penalty` points per minute or part of one when the game ends."""
+        if not 0 <= clock_seconds <= MAX_CLOCK_SECONDS or clock_seconds != clock_seconds:
+            raise ValueError(f"clock must be 0 to {MAX_CLOCK_SECONDS:.0f} seconds, got {clock_seconds:g}")
+        if overtime_penalty is not None and not 0 <= overtime_penalty <= 1000:
+            raise ValueError(f"overtime penalty must be 0 to 1000 points a minute, got {overtime_penalty}")
+        clock: list[float] | None = [clock_seconds, clock_seconds] if clock_seconds > 0 else None
         rule = check_rule(challenge_rule or "void")
         if cgp and gcg:
             raise ValueError("give a CGP position or a GCG record, not both")
@@ -144,6 +170,11 @@ class SessionStore:
             if bingo_bonus:
                 pos.ops["bb"] = str(bingo_bonus)
             game = game_from_position(pos, lex, seed)
+            if "tmr" in pos.ops:
+                if clock is not None:
+                    raise ValueError("give the clock as clock_seconds or as the CGP's tmr op, not both")
+                on_turn_ms, other_ms = parse_clock(pos.ops["tmr"])
+                clock = [on_turn_ms / 1000, other_ms / 1000]     # player 0 is the player on turn
             start = game.clone()
             record = GcgGame(players=[(n, n) for n in names],
                              pragmas=record_pragmas(lex, pos.board.layout_name))
@@ -174,7 +205,8 @@ class SessionStore:
             cursor = 0
             from_start = True
         session = Session(secrets.token_hex(12), game, lex, names, from_start, client, warnings=warnings,
-                          record=record, cursor=cursor, rule=rule, start=start, seed=seed)
+                          record=record, cursor=cursor, rule=rule, start=start, seed=seed, clock=clock,
+                          overtime_penalty=DEFAULT_OVERTIME_PENALTY if overtime_penalty is None else overtime_penalty)
         if gcg:
             self._rebuild(session)
         else:
@@ -406,6 +438,7 @@ class SessionStore:
             evs = [GcgEvent("pass", nick[player], rack_s, cumulative=total[player])]
         if game.game_over:
             evs += _end_events(session, total)
+            evs += _time_penalty_events(session, total)
         return evs
 
     def _commit(self, session: Session, move: Move, tile_order: str = "", allow_phony: bool = False,
@@ -421,8 +454,9 @@ class SessionStore:
             raise FormatError(f"the rack of {session.players[game.on_turn]} is not known here: set it first "
                               "(SetRack; rack LETTERS in the shell)")
         check_legal(game, session.lexicon, move, text or format_move(move, session.lexicon.ld), allow_phony)
-        if len(session.record.events[:session.cursor]) + 3 > MAX_GCG_EVENTS:
+        if len(session.record.events[:session.cursor]) + 5 > MAX_GCG_EVENTS:
             raise FormatError(f"the game would have more than {MAX_GCG_EVENTS} events")
+        _tick(session)
         if tile_order:
             set_tile_order(game, position_from_game(game, show_opponent=False), tile_order)
         try:
@@ -502,7 +536,8 @@ class SessionStore:
                 # the play went out and stays: its end-rack points (or, after a sixth scoreless turn, the
                 # rack penalties) are settled again
                 session.game = res.game
-                self._append(session, _end_events(session, _record_totals(session)))
+                totals = _record_totals(session)
+                self._append(session, _end_events(session, totals) + _time_penalty_events(session, totals))
                 _set_racks(session, [None, None])
             elif bad:
                 # the withdrawal gave the mover's tiles back (the replay did): known again
@@ -512,10 +547,10 @@ class SessionStore:
             return bad, outcome
 
     def engine_move(self, session: Session, strategy: Strategy, stop: threading.Event | None = None,
-                    threads: int = 1) -> Move:
-        """Let the engine choose and play: 'static' (best static equity), or 'sim' (simulation while tiles
-        are in the bag, an exact endgame search once it is empty). `stop` ends a simulation or a search
-        early; the best move found so far is played."""
+                    threads: int = 1) -> Choice:
+        """Let the engine choose with `strategy` (analysis/player.py) and play. In a timed game the player's
+        clock sets the budget; `stop` ends a simulation or a search early; the best move found so far is
+        played."""
         game, lex = session.game, session.lexicon
         with session.busy():
             if game.game_over:
@@ -524,40 +559,11 @@ class SessionStore:
             if view is not None and not view.racks[0] and game.bag_size > 0:
                 raise FormatError(f"the rack of {session.players[game.on_turn]} is not known here: set it first "
                                   "(SetRack; rack LETTERS in the shell)")
-            move = self._choose(game, lex, strategy, stop, threads) if strategy.kind == "sim" else None
-            if move is None:
-                p = game.on_turn
-                gen = self.engine.movegen(lex, lex.klv)
-                opp = game.rack(1 - p) if game.bag_size == 0 else None
-                gen.generate(game.board, game.rack(p), game.bag_size, opp, mode="best")
-                kind_, row, col, vertical, tiles = gen.moves(1)[0][:5]
-                move = Move(kind_, row, col, vertical, tuple(tiles))
-            self._commit(session, move)
-            return move
+            turn = Turn(clock=session.clock_left(game.on_turn), last_play=_last_play(session))
+            choice = choose(self.engine, game, lex, strategy, turn, stop=stop, threads=threads)
+            self._commit(session, choice.move)
+            return choice
 
-    def _choose(self, game: Game, lex: Lexicon, st: Strategy, stop: threading.Event | None,
-                threads: int) -> Move | None:
-        from macondo_server.analysis.endgame import EndgameJob, EndgameOptions
-        from macondo_server.analysis.sim import SimJob, SimOptions
-
-        pos = position_from_game(game, {"lex": lex.name}, show_opponent=False)
-        if game.bag_size == 0:
-            # both racks are known once the bag is empty: solve the endgame
-            full = position_from_game(game, {"lex": lex.name}, show_opponent=True)
-            eg = EndgameJob(self.engine, full, EndgameOptions(plies=st.endgame_plies, max_time=st.endgame_time,
-                                                              threads=threads, tt_megabytes=ENGINE_MOVE_TT_MB))
-            best = eg.run(stop=stop).best_move
-            return best.move if best else None
-        opts = SimOptions(plies=st.plies, num_plays=st.num_plays, iterations=st.iterations, threads=threads,
-                          seed=game.hash_key & 0x7FFFFFFFFFFFFFFF, max_time=st.max_time)
-        job = SimJob(self.engine, pos, opts, stop=stop)
-        if stop is not None and stop.is_set():
-            return None
-        res = job.run(stop=stop)
-        return res.plays[0].gen.move if res.plays else None
-
-
-ENGINE_MOVE_TT_MB = 64
 
 
 def check_rule(rule: str) -> str:
@@ -581,6 +587,57 @@ def clean_note(note: str) -> str:
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
+
+
+def _last_play(session: Session) -> str | None:
+    """The opponent's last turn before the cursor as inference reads it (a placement as it stands on the
+    board, or `exch N`); None when the last event is not the opponent's play or exchange."""
+    events = session.record.events[:session.cursor]
+    if not events:
+        return None
+    ev = events[-1]
+    if session.player_of(ev) == session.game.on_turn:
+        return None
+    if ev.type == "play":
+        return f"{ev.position} {ev.word}"
+    if ev.type == "exchange" and ev.exchanged:
+        ex = ev.exchanged
+        n = int(ex) if ex.isdigit() else len(rack_tiles(session.lexicon.ld, ex, "exchange", fold_case=True))
+        return f"exch {n}"
+    return None
+
+
+def _tick(session: Session) -> None:
+    """Charge the time since the turn began to the player on turn's clock, and start the next turn's."""
+    now = time.monotonic()
+    if session.clock is not None and not session.game.game_over:
+        session.clock[session.game.on_turn] -= now - session.turn_began
+    session.turn_began = now
+
+
+def overtime_points(seconds_left: float, per_minute: int) -> int:
+    """The penalty for a clock at `seconds_left` (negative: over): `per_minute` points per minute or part
+    of one over."""
+    if seconds_left >= 0:
+        return 0
+    return per_minute * math.ceil(-seconds_left / 60.0 - 1e-9)
+
+
+def _time_penalty_events(session: Session, total: list[int]) -> list[GcgEvent]:
+    """At the end of a timed game: a time penalty for each player over their time, taken from their score
+    (in the engine's game and the record alike)."""
+    if session.clock is None:
+        return []
+    out: list[GcgEvent] = []
+    for k in range(2):
+        points = overtime_points(session.clock[k], session.overtime_penalty)
+        if points and not session.time_penalties[k]:
+            session.time_penalties[k] = points
+            total[k] -= points
+            session.game.adjust_score(k, -points)
+            rack = session.lexicon.ld.rack_str(list(session.game.rack(k)))
+            out.append(GcgEvent("time_penalty", session.nicks[k], rack, score=-points, cumulative=total[k]))
+    return out
 
 
 def _set_racks(session: Session, racks: list[list[int] | None]) -> None:
@@ -644,60 +701,3 @@ def check_names(names: list[str]) -> None:
         if len(n) > MAX_NAME_CHARS or not n.isprintable():
             raise ValueError(f"player nickname {excerpt(n)} must be printable and at most {MAX_NAME_CHARS} "
                              "characters")
-
-
-@dataclass(frozen=True)
-class Strategy:
-    """An engine-move strategy: 'static', or 'sim' with its simulation and endgame settings."""
-    kind: str = "static"
-    iterations: int = 200
-    plies: int = 2
-    num_plays: int = 10
-    threads: int = 1
-    max_time: float = 0.0
-    endgame_plies: int = 4
-    endgame_time: float = 5.0
-
-    @property
-    def needs_job(self) -> bool:
-        return self.kind == "sim"
-
-
-# key -> (kind, lowest, highest)
-SIM_KEYS: dict[str, tuple[type, float, float]] = {
-    "iterations": (int, 1, 2**31 - 1), "plies": (int, 0, 50), "num_plays": (int, 1, 10_000),
-    "threads": (int, 1, 4096), "max_time": (float, 0, 86_400), "endgame_plies": (int, 1, 25),
-    "endgame_time": (float, 0, 86_400),
-}
-_INT_TEXT = re.compile(r"[0-9]{1,12}")
-_FLOAT_TEXT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
-
-
-def parse_strategy(text: str) -> Strategy:
-    """'static', 'sim' or 'sim:key=value,...' -> Strategy; numbers in ASCII digits within their ranges."""
-    text = (text or "static").strip()
-    if len(text) > 256:
-        raise ValueError(f"strategy {excerpt(text)} is longer than 256 characters")
-    kind, _, rest = text.partition(":")
-    if kind not in ("static", "sim"):
-        raise ValueError(f"unknown strategy {excerpt(kind)} (available: static, sim[:iterations=N,plies=P,...])")
-    params: dict[str, int | float] = {}
-    if rest:
-        if kind == "static":
-            raise ValueError("the static strategy takes no options")
-        for item in rest.split(","):
-            key, eq, value = item.partition("=")
-            key, value = key.strip(), value.strip()
-            if not eq or key not in SIM_KEYS:
-                raise ValueError(f"strategy option {excerpt(item)}: expected one of {', '.join(sorted(SIM_KEYS))} "
-                                 "as key=value")
-            typ, lo, hi = SIM_KEYS[key]
-            pattern = _INT_TEXT if typ is int else _FLOAT_TEXT
-            if not pattern.fullmatch(value):
-                what = "a whole number" if typ is int else "a number"
-                raise ValueError(f"strategy option {key}: {excerpt(value)} is not {what}")
-            number = typ(value)
-            if not lo <= number <= hi:
-                raise ValueError(f"strategy option {key} must be {lo:g} to {hi:g}, got {number:g}")
-            params[key] = number
-    return Strategy(kind, **params)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from macondo_server.cli.common import (
     DATA_DIR_HELP,
     DISTRIBUTION_HELP,
     EXIT_INTERRUPTED,
+    LAYOUT_HELP,
     CliError,
     Parser,
     forget_ctrl_c,
@@ -26,6 +27,8 @@ from macondo_server.model.text import FormatError
 
 # the commands that read no position or lexicon of their own: --distribution is refused there
 NO_DISTRIBUTION = ("serve", "shell", "bots", "proto-path")
+# the commands that make a position or a game: --layout is accepted there only
+LAYOUT_COMMANDS = ("show", "gen", "commit", "load", "sim", "endgame", "peg", "infer", "analyze", "autoplay")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"macondo {__version__}")
     p.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP + "; also accepted after the command")
     p.add_argument("--distribution", metavar="NAME", help=DISTRIBUTION_HELP + "; also accepted after the command")
+    p.add_argument("--layout", metavar="NAME|FILE", help=LAYOUT_HELP + "; also accepted after the commands that "
+                   "make a position or a game")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     for group in (lexicon, position, solve, games, serve):
@@ -55,6 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "distribution", None) and args.command in NO_DISTRIBUTION:
             raise CliError(f"--distribution names the letter distribution of a position or a lexicon; `macondo "
                            f"{args.command}` reads none (a server's requests name their own)")
+        if getattr(args, "layout", None) and not getattr(args, "takes_layout", False):
+            command = " ".join(w for w in (args.command, getattr(args, "lexicon_command", None),
+                                           getattr(args, "leaves_command", None)) if w)
+            raise CliError(f"--layout names the board of a CGP position, a GCG record or self-play's games ("
+                           f"{', '.join(LAYOUT_COMMANDS)}); `macondo {command}` takes none")
         code = int(args.func(args) or 0)
         # a run stopped by Ctrl-C printed its best result so far: still not a success
         return EXIT_INTERRUPTED if stopped_by_ctrl_c() else code

@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from macondo_server.engine.lexicon import LexiconRegistry
@@ -19,6 +20,7 @@ from macondo_server.engine.settings import Settings
 if TYPE_CHECKING:
     from macondo_server.engine.facade import Engine
     from macondo_server.model.gcg import GcgGame
+    from macondo_server.model.languages import Catalog
     from macondo_server.model.position import Position
 
 
@@ -31,17 +33,24 @@ DATA_DIR_HELP = ("lexicon directories, os.pathsep-separated (default: MACONDO_DA
 DISTRIBUTION_HELP = ("letter distribution (english, english_super, french, german, catalan, dutch, polish, "
                      "norwegian, spanish, slovene, or one added as data; default: the CGP's ld op, else the "
                      "lexicon's own)")
+LAYOUT_HELP = ("board layout: standard15, standard21 (or CrosswordGame, SuperCrosswordGame), one added as data, or "
+               "the path of a layout file (default: the CGP's bdn op, the GCG's #board-layout, else the board of the "
+               "CGP's size or of the letter distribution)")
 
 
-def add_data_dir(parser: argparse.ArgumentParser, distribution: bool = True) -> None:
-    """Accept --data-dir and --distribution after the command too (`macondo gen CGP --data-dir X`), as before
-    it. Every command that loads a lexicon or reads a position calls this; not given there, the global option
-    (or its default) stands."""
+def add_data_dir(parser: argparse.ArgumentParser, distribution: bool = True, layout: bool = False) -> None:
+    """Accept --data-dir and --distribution (and --layout, for a command that makes a position or a game)
+    after the command too (`macondo gen CGP --data-dir X`), as before it. Every command that loads a lexicon or
+    reads a position calls this; not given there, the global option (or its default) stands."""
     parser.add_argument("--data-dir", default=argparse.SUPPRESS, metavar="DIR",
                         help=DATA_DIR_HELP + "; also accepted before the command")
     if distribution:
         parser.add_argument("--distribution", default=argparse.SUPPRESS, metavar="NAME",
                             help=DISTRIBUTION_HELP + "; also accepted before the command")
+    if layout:
+        parser.add_argument("--layout", default=argparse.SUPPRESS, metavar="NAME|FILE",
+                            help=LAYOUT_HELP + "; also accepted before the command")
+        parser.set_defaults(takes_layout=True)
 
 
 def registry(args: argparse.Namespace) -> LexiconRegistry:
@@ -53,13 +62,44 @@ def distribution_arg(args: argparse.Namespace) -> str | None:
     return getattr(args, "distribution", None) or None
 
 
+def layout_arg(args: argparse.Namespace, catalog: Catalog) -> str | None:
+    """The --layout given before or after the command as a layout name of `catalog`, or None (see
+    layout_choice)."""
+    choice = layout_choice(args, catalog)
+    return None if choice is None else choice[0]
+
+
+def layout_choice(args: argparse.Namespace, catalog: Catalog) -> tuple[str, bool] | None:
+    """The --layout given before or after the command: (a layout name of `catalog`, whether it is a file the
+    user named), or None. A name is a layout of the data directories or the package (or an alias), else a file
+    of that name; a value that is not a name or ends in `.txt` is a file. A file is read now and made known to
+    `catalog` by its file name (a cluster's workers, reading layouts by name, do not have it)."""
+    from macondo_server.model.languages import LAYOUT_SUFFIX, NAME_RE, LanguageError
+
+    value = getattr(args, "layout", None)
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    try:
+        if NAME_RE.fullmatch(value) and not value.lower().endswith(LAYOUT_SUFFIX):
+            try:
+                return catalog.layout_name(value), False
+            except LanguageError as exc:
+                if not path.is_file():
+                    raise CliError(f"--layout: {exc}; or give the path of a layout file") from None
+        return catalog.add_layout_file(path), True
+    except LanguageError as exc:
+        raise CliError(f"--layout: {exc}") from None
+
+
 def read_cgp(args: argparse.Namespace, reg: LexiconRegistry, text: str | None = None) -> Position:
     """The command's CGP (`text`, else args.cgp) read with its data directories' distributions and boards, its
-    --lexicon and --distribution (see parse_cgp)."""
+    --lexicon, --distribution and --layout (see parse_cgp)."""
     from macondo_server.model.cgp import parse_cgp
 
     return parse_cgp(args.cgp if text is None else text, catalog=reg.catalog,
-                     lexicon=getattr(args, "lexicon", None) or None, distribution=distribution_arg(args))
+                     lexicon=getattr(args, "lexicon", None) or None, distribution=distribution_arg(args),
+                     layout=layout_arg(args, reg.catalog))
 
 
 T = TypeVar("T")
@@ -135,6 +175,27 @@ def check_record_distribution(record: GcgGame, distribution: str | None, label: 
     if distribution and named and named.lower() != distribution.lower():
         raise CliError(f"{label + ': ' if label else ''}the GCG's #tile-distribution is {named} but --distribution "
                        f"names {distribution}")
+
+
+def check_record_layout(record: GcgGame, layout: str | None, catalog: Catalog, label: str = "") -> None:
+    """A --layout (a name of `catalog`, see layout_arg) must agree with the record's #board-layout; the record
+    is then replayed on it."""
+    from macondo_server.model.languages import LanguageError
+    from macondo_server.model.text import FormatError
+
+    if not layout:
+        return
+    named = (record.pragma("board-layout") or "").strip()
+    if named:
+        try:
+            own = catalog.layout_name(named)
+        except (LanguageError, FormatError):
+            own = None                  # a layout not at hand here: not the one --layout names
+        if own != layout:
+            raise CliError(f"{label + ': ' if label else ''}the GCG's #board-layout is {named} but --layout names "
+                           f"{layout}")
+        return
+    record.pragmas.append(("board-layout", layout))
 
 
 def record_lexicon(record: GcgGame, registry: LexiconRegistry, requested: str | None, label: str = "",

@@ -16,11 +16,13 @@ from macondo_server.cli.common import (
     MAX_TT_MB,
     CliError,
     add_data_dir,
+    check_record_layout,
     children_ignore_ctrl_c,
     decimal_in,
     distribution_arg,
     engine_for,
     int_in,
+    layout_arg,
     record_lexicon,
     registry,
     run_interruptible,
@@ -49,15 +51,16 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
     from macondo_server.engine.facade import Engine
 
     engine = Engine(Settings.load(args.data_dir))
+    layout = layout_arg(args, engine.registry.catalog)
     bot1, bot2 = bots_from_options(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2,
-                                   distribution=distribution_arg(args))
+                                   distribution=distribution_arg(args), layout=layout)
     cluster = None
     sources = None
     if args.cluster:
         from macondo_server.runtime.cluster import Cluster
 
         sources = bot_sources(engine, args.lexicon, args.leaves, args.lexicon2, args.leaves2,
-                              distribution=distribution_arg(args))
+                              distribution=distribution_arg(args), layout=layout)
         with children_ignore_ctrl_c():
             cluster = Cluster(args.cluster, data_dirs=[str(d) for d in engine.settings.data_dirs])
     progress = None
@@ -77,7 +80,7 @@ def cmd_autoplay(args: argparse.Namespace) -> int:
         summary = run_interruptible(lambda: run_autoplay(
             bot1, bot2, args.games, seed=args.seed,
             threads=args.threads, pairs=args.pairs, gcg_dir=args.gcg_dir, progress=progress, stop=stop,
-            cluster=cluster, sources=sources,
+            cluster=cluster, sources=sources, layout=layout,
         ), stop.set, "autoplay")
     finally:
         if bar is not None:
@@ -163,10 +166,23 @@ def cmd_leaves_train(args: argparse.Namespace) -> int:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     """Analyse every turn of one or more GCG games (files or folders of .gcg files)."""
-    from macondo_client.render import analysis_json, analysis_report
+    from macondo_client.render import (
+        analysis_json,
+        analysis_report,
+        review_summary_json,
+        review_summary_report,
+    )
 
-    from macondo_server.analysis.review import AnalyzeOptions, analyze_record, annotated_gcg
-    from macondo_server.api.convert import analysis_to_pb
+    from macondo_server.analysis.review import AnalyzeOptions, annotated_gcg
+    from macondo_server.analysis.review_chart import (
+        ChartError,
+        check_chart_path,
+        draw_chart,
+        require_matplotlib,
+    )
+    from macondo_server.analysis.review_store import ReviewStore, ReviewStoreError, reviewed
+    from macondo_server.analysis.review_summary import summarize
+    from macondo_server.api.convert import analysis_to_pb, review_summary_to_pb
     from macondo_server.model.gcg import read_gcg_file
 
     paths: list[Path] = []
@@ -184,6 +200,22 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     out = Path(args.gcg_out) if args.gcg_out else None
     if out is not None and len(paths) > 1 and not out.is_dir():
         raise CliError(f"--gcg-out {out}: with several games it must be an existing folder")
+    chart = Path(args.chart) if args.chart else None
+    if chart is not None:
+        if len(paths) > 1 and not chart.is_dir():
+            raise CliError(f"--chart {chart}: with several games it must be an existing folder (a chart per game)")
+        try:
+            if not chart.is_dir():
+                check_chart_path(chart)
+            require_matplotlib()
+        except ChartError as exc:
+            raise CliError(str(exc)) from None
+    store = None
+    if args.store:
+        try:
+            store = ReviewStore(args.store, create=True)
+        except ReviewStoreError as exc:
+            raise CliError(str(exc)) from None
     opts = AnalyzeOptions(
         player=args.player, sim_plies=args.sim_plies, sim_plays=args.sim_plays,
         sim_iterations=args.sim_iterations, sim_max_time=args.sim_time, peg_max_bag=args.peg_max_bag,
@@ -193,12 +225,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         seed=args.seed, lexicon=args.lexicon, tt_megabytes=args.tt_mb, distribution=distribution_arg(args))
     opts.validate()
     engine = engine_for(args)
+    layout = layout_arg(args, engine.registry.catalog)
     from rich.console import Console
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     stop = threading.Event()
     results: list[dict[str, Any]] = []
-    failed = 0
+    analyses: list[GameAnalysis] = []
+    failed = charts_failed = 0
 
     def failure(p: Path, exc: Exception) -> None:
         # one game of a batch that cannot be read or analysed: said on one line, the others still run
@@ -214,6 +248,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             break
         try:
             record = read_gcg_file(str(p))
+            check_record_layout(record, layout, engine.registry.catalog, p.name)
             record_lexicon(record, engine.registry, args.lexicon, p.name,   # its warnings, before the work
                            distribution_arg(args))
         except (FormatError, OSError) as exc:
@@ -237,27 +272,51 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             progress = show
 
         def one(record: GcgGame = record, p: Path = p, progress: ProgressFn | None = progress) -> GameAnalysis:
-            return analyze_record(engine, record, AnalyzeOptions(**vars(opts)), name=p.name, progress=progress,
-                                  stop=stop)
+            return reviewed(engine, record, AnalyzeOptions(**vars(opts)), store, name=p.name, progress=progress,
+                            stop=stop)
 
         try:
             res = run_interruptible(one, stop.set, "analysis")
+        except ReviewStoreError as exc:
+            raise CliError(str(exc)) from None
         except (FormatError, LexiconError, ValueError) as exc:
             failure(p, exc)
             continue
         finally:
             if bar is not None:
                 bar.stop()
+        analyses.append(res)
         msg = analysis_to_pb(res)
         results.append(analysis_json(msg))
         if out is not None:
             target = out / f"{p.stem}.analysed.gcg" if out.is_dir() else out
             target.write_text(annotated_gcg(record, res), encoding="utf-8")
-        if not args.json:
+        if chart is not None:
+            try:
+                draw_chart(res, chart / f"{p.stem}.png" if chart.is_dir() else chart, args.chart_threshold)
+            except ChartError as exc:
+                if len(paths) == 1:
+                    raise CliError(str(exc)) from None
+                charts_failed += 1
+                print(f"macondo: error: {p}: {exc}", file=sys.stderr)
+        if not args.json and not args.summary:
             analysis_report(msg, console)
+        elif not args.json:
+            state = "taken from the review store" if res.reused else (
+                "stopped: what was done so far" if res.stopped else "analysed")
+            console.print(f"{p.name}: {len(res.turns)} of {res.turns_total} turns, {state}")
+    summary = summarize(analyses, top=args.top, failed=failed, stopped=stop.is_set())
     if args.json:
-        print(json.dumps({"games": results}))
-    return 1 if failed else 0
+        doc: dict[str, Any] = {"games": results, "analysed": summary.analysed, "reused": summary.reused}
+        if args.summary:
+            doc["summary"] = review_summary_json(review_summary_to_pb(summary))
+        print(json.dumps(doc))
+    elif args.summary:
+        review_summary_report(review_summary_to_pb(summary), console)
+    elif store is not None:
+        console.print(f"{summary.games} game{'s' if summary.games != 1 else ''}: {summary.analysed} analysed, "
+                      f"{summary.reused} taken from the review store {store.folder}")
+    return 1 if failed or charts_failed else 0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -276,11 +335,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="play the games on a running Dask scheduler (host:port) or a local cluster of N worker "
                          "processes (needs the 'cluster' extra); the same games as in-process for a seed")
     ap.add_argument("--json", action="store_true")
-    add_data_dir(ap)
+    add_data_dir(ap, layout=True)
     ap.set_defaults(func=cmd_autoplay)
 
-    an = sub.add_parser("analyze", help="analyse every turn of GCG games (files or folders): the engine's choice, "
-                        "each move's loss, mistakes, missed bingos, phonies")
+    an = sub.add_parser("analyze", aliases=["review"],
+                        help="analyse every turn of GCG games (files or folders): the engine's choice, "
+                        "each move's loss, mistakes, missed bingos, phonies; a summary of many games, a chart")
     an.add_argument("games", nargs="+", metavar="GAME", help="a .gcg file or a folder of them (several allowed)")
     an.add_argument("--player", help="analyse only this player's turns: a nickname, real name, 1 or 2 (default both)")
     an.add_argument("--sim-iterations", type=int_in(1, 1_000_000), default=600,
@@ -312,7 +372,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     an.add_argument("--json", action="store_true", help="print one JSON object (stable for a given --seed)")
     an.add_argument("--gcg-out", metavar="FILE", help="write the game with the analysis in #note lines "
                     "(a folder with several games)")
-    add_data_dir(an)
+    an.add_argument("--summary", action="store_true",
+                    help="sum the games up per player (by name): mistakes, mistake index, win%% lost, missed "
+                    "bingos, phonies, the biggest mistakes (with --json: a \"summary\" object besides the games)")
+    an.add_argument("--top", type=int_in(0, 100), default=5,
+                    help="biggest mistakes listed per player in the summary (default 5)")
+    an.add_argument("--store", metavar="DIR",
+                    help="keep each game's analysis in DIR (created if missing), keyed by the game, lexicon, "
+                    "settings and engine version: a second run analyses only the games not stored yet")
+    an.add_argument("--chart", metavar="FILE",
+                    help="draw each player's win probability turn by turn, mistakes marked, to FILE (.png, .svg, "
+                    ".pdf; a folder with several games: a PNG per game); needs matplotlib (the 'chart' extra)")
+    an.add_argument("--chart-threshold", type=decimal_in(0.0, 100.0), default=4.0, metavar="POINTS",
+                    help="mark the turns that lost at least this much win probability (percentage points; "
+                    "default 4)")
+    add_data_dir(an, layout=True)
     an.set_defaults(func=cmd_analyze)
 
     lt = sub.add_parser("leaves", help="leave values: train them by self-play")

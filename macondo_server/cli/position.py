@@ -12,8 +12,10 @@ from macondo_server.cli.common import (
     CliError,
     add_data_dir,
     check_record_distribution,
+    check_record_layout,
     distribution_arg,
     int_in,
+    layout_arg,
     read_cgp,
     registry,
     seed_arg,
@@ -89,6 +91,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     record = read_gcg_file(str(path))
     reg = registry(args)
     check_record_distribution(record, distribution_arg(args))
+    check_record_layout(record, layout_arg(args, reg.catalog), reg.catalog)
     lex_name, warnings = lexicon_for_record(record, reg.available(), reg.settings.default_lexicon, args.lexicon,
                                             reg.distribution_of)
     lex = reg.get(lex_name, distribution_arg(args))
@@ -129,7 +132,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("cgp")
     s.add_argument("--lexicon", help="the lexicon whose letter distribution the CGP is in (default: its lex op)")
     s.add_argument("--json", action="store_true")
-    add_data_dir(s)
+    add_data_dir(s, layout=True)
     s.set_defaults(func=cmd_show)
 
     g = sub.add_parser("gen", help="generate and rank every legal move for the player on turn")
@@ -142,7 +145,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lim.add_argument("--all", action="store_true", help="show every legal move")
     g.add_argument("--sort", choices=["equity", "score"], default="equity")
     g.add_argument("--json", action="store_true", help="print one JSON object")
-    add_data_dir(g)
+    add_data_dir(g, layout=True)
     g.set_defaults(func=cmd_gen)
 
     cm = sub.add_parser("commit", help="play a move on a position and print the new position")
@@ -152,7 +155,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cm.add_argument("--lexicon")
     cm.add_argument("--seed", type=seed_arg, default=0, help="seed for random draws without a tile order")
     cm.add_argument("--json", action="store_true")
-    add_data_dir(cm)
+    add_data_dir(cm, layout=True)
     cm.set_defaults(func=cmd_commit)
 
     ld_ = sub.add_parser("load", help="replay a GCG file and print the position")
@@ -160,5 +163,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ld_.add_argument("--turn", type=int_in(0, 1_000_000), help="replay this many events (default: all)")
     ld_.add_argument("--lexicon", help="default: the file's #lexicon")
     ld_.add_argument("--json", action="store_true")
-    add_data_dir(ld_)
+    add_data_dir(ld_, layout=True)
     ld_.set_defaults(func=cmd_load)

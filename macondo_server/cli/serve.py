@@ -8,7 +8,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from macondo_server.cli.common import CliError, add_data_dir, int_in, seed_arg
+from macondo_server.cli.common import CliError, add_data_dir, int_in, seconds_in, seed_arg
 from macondo_server.engine.settings import Settings
 
 
@@ -63,7 +63,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 0
     try:
         return serve(Settings.load(args.data_dir), args.host, args.port, limits, http=http, cluster=args.cluster,
-                     checkpoint_dir=args.checkpoint_dir, security=security)
+                     checkpoint_dir=args.checkpoint_dir, security=security, review_store=args.review_store)
     except ServerStartError as exc:
         raise CliError(str(exc)) from None
 
@@ -121,14 +121,26 @@ def cmd_shell(args: argparse.Namespace) -> int:
 def cmd_bots(args: argparse.Namespace) -> int:
 
     from macondo_client import MacondoError
-    from macondo_client.bots import main_bots
+    from macondo_client.bots import ArenaOptions, main_bots
 
+    from macondo_server.analysis.player import parse_strategy
     from macondo_server.api.inprocess import connect
 
-    for text in (args.strategy1, args.strategy2):
-        kind = text.partition(":")[0].strip()
-        if kind not in ("static", "sim"):
-            raise CliError(f"unknown strategy {text!r} (available: static, sim[:iterations=N,plies=P,...])")
+    commands = (args.command1 or "", args.command2 or "")
+    for k, text in enumerate((args.strategy1, args.strategy2)):
+        if commands[k] and text != "static":
+            raise CliError(f"bot {k + 1} is either a strategy (--strategy{k + 1}) or an adapter (--command{k + 1})")
+        try:
+            parse_strategy(text)
+        except ValueError as exc:
+            raise CliError(f"--strategy{k + 1}: {exc}") from None
+    if args.first_game + args.games > 100_000_000:
+        raise CliError("--first-game plus --games must be at most 100000000")
+    positions = read_positions(args.positions) if args.positions else []
+    if positions and args.cluster:
+        raise CliError("--positions games are played in this process, not on a cluster")
+    if args.parallel > 1 and args.cluster:
+        raise CliError("--parallel plays games in this process; with --cluster the workers play them")
     if args.cluster:
         from macondo_server.runtime.cluster import parse_cluster_spec
 
@@ -147,10 +159,31 @@ def cmd_bots(args: argparse.Namespace) -> int:
                 from macondo_server.runtime.cluster import Cluster
 
                 cluster = stack.enter_context(Cluster(args.cluster))
-            return main_bots(first, second, args.strategy1, args.strategy2, args.games, args.seed,
-                             args.lexicon or "", args.gcg_dir, args.json, cluster=cluster)
+            opts = ArenaOptions(args.games, args.seed, args.lexicon or "", args.clock, args.move_time, args.parallel,
+                                args.first_game, commands, positions, args.log or "")
+            return main_bots(first, second, args.strategy1, args.strategy2, opts, args.gcg_dir, args.json,
+                             cluster=cluster)
     except MacondoError as exc:
         raise CliError(exc.message) from None
+
+
+MAX_POSITIONS = 100_000
+
+
+def read_positions(path: str) -> list[str]:
+    """The CGPs of a positions file: one a line, blank lines and '#' comments skipped; each is checked when its
+    game is created (a bad one ends the run with the server's message)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [line.strip() for _, line in zip(range(MAX_POSITIONS + 1), fh, strict=False)]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"--positions {path}: {exc}") from None
+    out = [line for line in lines if line and not line.startswith("#")]
+    if len(lines) > MAX_POSITIONS:
+        raise CliError(f"--positions {path}: more than {MAX_POSITIONS} lines")
+    if not out:
+        raise CliError(f"--positions {path}: no position in the file")
+    return out
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -191,6 +224,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          "set use_cluster (pre-endgames, autoplay)")
     sv.add_argument("--checkpoint-dir", metavar="DIR",
                     help="record pre-endgame verdicts in DIR/peg.sqlite for requests that set checkpoint or resume")
+    sv.add_argument("--review-store", metavar="DIR",
+                    help="keep every game review (AnalyzeGame, ReviewGames) in the existing folder DIR, keyed by the "
+                    "game, lexicon, settings and engine version, and answer a game reviewed before from it")
     add_data_dir(sv, distribution=False)
     sv.set_defaults(func=cmd_serve)
 
@@ -205,12 +241,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bt.add_argument("--server2", help="bot 2 server (default: the first)")
     _client_options(bt)
     _client_options(bt, "2", "second ")
-    bt.add_argument("--strategy1", default="static", help="static, or sim[:iterations=N,plies=P,...]")
+    bt.add_argument("--strategy1", default="static",
+                    help="static, sim[:key=value,...], best[:key=value,...], or a level: beginner, novice, club, "
+                         "expert, champion (docs/bots.md)")
     bt.add_argument("--strategy2", default="static")
+    bt.add_argument("--command1", metavar="COMMAND",
+                    help="bot 1 is another engine through this adapter command (docs/bots.md: the protocol)")
+    bt.add_argument("--command2", metavar="COMMAND", help="bot 2 through an adapter command")
+    bt.add_argument("--clock", type=seconds_in(86_400), default=0.0, metavar="SECONDS",
+                    help="each player's game clock; time over costs 10 points a minute (default: untimed)")
+    bt.add_argument("--move-time", type=seconds_in(86_400), default=0.0, metavar="SECONDS",
+                    help="a fixed budget a move for both bots (sent as max_time; adapters get it as seconds)")
+    bt.add_argument("--parallel", type=int_in(1, 64), default=1, help="games played at once in this process")
+    bt.add_argument("--first-game", type=int_in(0, 100_000_000), default=0,
+                    help="the number of the first game (0-based), to split a run over processes")
+    bt.add_argument("--positions", metavar="FILE",
+                    help="start game pair k at the k-th CGP of FILE (one a line, both racks given; '#' comments)")
     bt.add_argument("--games", type=int_in(1, 100_000_000), default=20)
     bt.add_argument("--seed", type=seed_arg, default=1)
     bt.add_argument("--lexicon", help="lexicon of the games (default: the server's)")
     bt.add_argument("--gcg-dir", help="write each game as GCG into this directory")
+    bt.add_argument("--log", metavar="FILE",
+                    help="append each game to FILE as a JSON line as soon as it ends (result, moves, phases, times)")
     bt.add_argument("--json", action="store_true")
     bt.add_argument("--cluster", metavar="ADDRESS|local:N",
                     help="play the games on a Dask scheduler's workers or N local worker processes (the same "

@@ -20,11 +20,14 @@ from macondo_server.cli.common import (
     CliError,
     add_data_dir,
     bool_text,
+    check_record_layout,
     children_ignore_ctrl_c,
     distribution_arg,
     engine_for,
     int_choice,
     int_in,
+    layout_arg,
+    layout_choice,
     read_cgp,
     record_lexicon,
     registry,
@@ -85,18 +88,30 @@ def cmd_endgame(args: argparse.Namespace) -> int:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    from macondo_client.render import sim_json, sim_table
+    from macondo_client.render import sim_heatmap, sim_json, sim_playstats_text, sim_table, sim_tilestats_text
 
     from macondo_server.analysis.sim import SimJob, SimOptions, SimResult
     from macondo_server.api.convert import sim_to_pb
+    from macondo_server.model.cgp import write_cgp
+    from macondo_server.model.move import format_move, parse_move
 
     pos = read_cgp(args, registry(args))
-    opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=args.play or [], iterations=args.iterations,
+    stats = args.stats or args.heatmap is not None
+    if stats and not 1 <= args.heatmap_ply <= max(1, args.plies):
+        raise CliError(f"--heatmap-ply must be 1 to {max(1, args.plies)} (the plies simulated), got {args.heatmap_ply}")
+    plays = list(args.play or [])
+    shown = "1"          # the play the statistics are drawn for: the leader, or --heatmap's
+    if args.heatmap is not None and not args.heatmap.lstrip("#").isdigit():
+        shown = format_move(parse_move(args.heatmap, pos.board, pos.ld), pos.ld, pos.board)
+        plays.append(args.heatmap)          # simulated whatever its static rank
+    elif args.heatmap is not None:
+        shown = args.heatmap
+    opts = SimOptions(plies=args.plies, num_plays=args.num_plays, plays=plays, iterations=args.iterations,
                       stop=args.stop, stop_rule=args.stop_rule, confidence=args.confidence,
                       max_time=args.max_time, threads=args.threads, seed=args.seed,
                       opp_rack=args.opp_rack, lexicon=args.lexicon, infer_play=args.infer,
                       infer_withdrawn=args.infer_withdrawn, infer_tolerance=args.tolerance,
-                      infer_max_racks=args.infer_max_racks)
+                      infer_max_racks=args.infer_max_racks, stats=stats)
     job = SimJob(engine_for(args), pos, opts)
     live: Live | None = None
     progress: Callable[[SimResult], None] | None = None
@@ -119,6 +134,16 @@ def cmd_sim(args: argparse.Namespace) -> int:
             live.stop()
     msg = sim_to_pb(res, "", res.stopped_reason == "stopped")
     print(json.dumps(sim_json(msg)) if args.json else sim_table(msg))
+    if stats and not args.json:
+        try:
+            print()
+            print(sim_playstats_text(msg, shown))
+            print()
+            print(sim_tilestats_text(msg))
+            print()
+            print(sim_heatmap(msg, shown, args.heatmap_ply, write_cgp(pos), color=sys.stdout.isatty()))
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
     return 0
 
 
@@ -140,6 +165,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise CliError(f"GCG file {path} does not exist")
         record = read_gcg_file(str(path))
+        check_record_layout(record, layout_arg(args, engine.registry.catalog), engine.registry.catalog)
         lex_name = record_lexicon(record, engine.registry, args.lexicon,   # its warnings on stderr
                                   distribution=distribution_arg(args))
         lex, _ = record_setup(record, engine.registry.get(lex_name, distribution_arg(args)))
@@ -170,7 +196,12 @@ def cmd_peg(args: argparse.Namespace) -> int:
     from macondo_server.analysis.peg.job import PegJob
     from macondo_server.analysis.peg.options import PegOptions
 
-    pos = read_cgp(args, registry(args))
+    reg = registry(args)
+    layout = layout_choice(args, reg.catalog)
+    if layout is not None and layout[1] and args.cluster and not args.eventuality:
+        raise CliError("--layout: a cluster's workers read board layouts by name from their data directories, not "
+                       "from a file given here; put it in a data directory as layouts/NAME.txt and name it")
+    pos = read_cgp(args, reg)
     opts = PegOptions(endgame_plies=args.endgame_plies, only_solve=args.only_solve or [],
                       max_tiles_left=args.max_tiles_left, max_nested_depth=args.max_nested_depth,
                       nesting_cap=args.nesting_cap, skip_deep_pass=args.skip_deep_pass, early_cutoff=args.early_cutoff,
@@ -261,7 +292,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          f"(repeatable, at most {EG_MAX_ALSO})")
     eg.add_argument("--lexicon")
     eg.add_argument("--json", action="store_true")
-    add_data_dir(eg)
+    add_data_dir(eg, layout=True)
     eg.set_defaults(func=cmd_endgame)
 
     sm = sub.add_parser("sim", help="rank candidate plays by Monte Carlo simulation")
@@ -296,9 +327,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="inference: points of equity the play may fall short of the best (default 3)")
     sm.add_argument("--infer-max-racks", type=int_in(1, 10_000_000), default=50_000,
                     help="inference: exhaustive up to this many leaves, else this many random racks")
+    sm.add_argument("--stats", action="store_true",
+                    help="collect each play's statistics per ply: score histograms, heatmaps of the squares used, the "
+                         "opponent's leave after their reply (in --json; the text shows the leader's)")
+    sm.add_argument("--heatmap", metavar="PLAY",
+                    help="with --stats for this play (simulated whatever its rank; or a rank, e.g. 2): its score "
+                         "histograms and the heatmap of --heatmap-ply")
+    sm.add_argument("--heatmap-ply", type=int_in(1, 15), default=1,
+                    help="the ply whose heatmap is drawn (1: the opponent's reply; default 1)")
     sm.add_argument("--lexicon")
     sm.add_argument("--json", action="store_true")
-    add_data_dir(sm)
+    add_data_dir(sm, layout=True)
     sm.set_defaults(func=cmd_sim)
 
     inf = sub.add_parser("infer", help="infer the tiles the opponent kept from their last play")
@@ -323,7 +362,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inf.add_argument("--top", type=int_in(1, 10_000), default=15, help="leaves shown (default 15)")
     inf.add_argument("--lexicon")
     inf.add_argument("--json", action="store_true")
-    add_data_dir(inf)
+    add_data_dir(inf, layout=True)
     inf.set_defaults(func=cmd_infer)
 
     pg = sub.add_parser("peg", help="solve a pre-endgame (1 to 6 tiles in the bag) over every draw")
@@ -371,5 +410,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="list every draw of every verdict (default: a count and weight for long lists)")
     pg.add_argument("--lexicon")
     pg.add_argument("--json", action="store_true")
-    add_data_dir(pg)
+    add_data_dir(pg, layout=True)
     pg.set_defaults(func=cmd_peg)

@@ -30,6 +30,7 @@ from macondo_server.model.languages import (
     DEFAULT_DISTRIBUTION,
     DEFAULT_LAYOUT,
     GCG_LAYOUT_NAMES,
+    SUPER_LAYOUT,
     SUPER_SUFFIX,
     Catalog,
     LanguageError,
@@ -111,6 +112,15 @@ class Lexicon:
 
     def new_board(self) -> Board:
         return self.catalog.board(self.layout)
+
+    def for_layout(self, layout: str) -> Lexicon:
+        """This lexicon as a game on `layout` plays it when no distribution is named: on the 21x21 board the
+        `_super` form of its distribution where there is one (english: english_super), elsewhere itself."""
+        name = self.ld.name
+        if layout == SUPER_LAYOUT and not name.endswith(SUPER_SUFFIX) and \
+                name + SUPER_SUFFIX in self.catalog.distribution_names():
+            return self.for_distribution(name + SUPER_SUFFIX)
+        return self
 
     def for_distribution(self, name: str | None) -> Lexicon:
         """This lexicon played with the named distribution (itself when it already is): one of the same
@@ -362,6 +372,15 @@ class LexiconRegistry:
         txt_path = self._find(name, ".txt")
         source = kwg_path.name if kwg_path else (f"{txt_path.name} (compiled)" if txt_path else "")
         return self._find(name, ".klv2") is not None, source
+
+    def board_of(self, name: str) -> tuple[str, str]:
+        """(letter distribution, board layout) of lexicon `name`'s games when nothing names others, without
+        loading it (see distribution_of); ('', '') when its declaration cannot be read (said when it is used)."""
+        try:
+            distribution = self.distribution_of(name)
+        except LexiconError:
+            return "", ""
+        return distribution, layout_for_distribution(distribution)
 
     def leave_sets(self) -> list[str]:
         """Names of the NAME.klv2 files in the data directories."""

@@ -19,8 +19,6 @@ from macondo_server.engine.lexicon import Lexicon, LexiconError
 from macondo_server.model.gcg import GcgEvent, GcgGame
 from macondo_server.model.languages import (
     DEFAULT_DISTRIBUTION,
-    SUPER_LAYOUT,
-    SUPER_SUFFIX,
     check_table_name,
     distribution_by_name,
     language_of,
@@ -340,9 +338,8 @@ def record_setup(record: GcgGame, lex: Lexicon) -> tuple[Lexicon, str]:
     try:
         if dist:
             lex = lex.for_distribution(dist)
-        elif layout == SUPER_LAYOUT and not lex.ld.name.endswith(SUPER_SUFFIX) and \
-                lex.ld.name + SUPER_SUFFIX in lex.catalog.distribution_names():
-            lex = lex.for_distribution(lex.ld.name + SUPER_SUFFIX)
+        elif layout is not None:
+            lex = lex.for_layout(layout)
     except (LexiconError, FormatError) as exc:
         raise FormatError(f"GCG #tile-distribution: {exc}" if dist else f"GCG #board-layout: {exc}") from None
     return lex, layout or lex.layout

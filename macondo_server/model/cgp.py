@@ -12,9 +12,10 @@ from macondo_server.model.languages import (
     LAYOUT_ALIASES,
     SUPER_LAYOUT,
     Catalog,
+    LanguageError,
     environment_catalog,
 )
-from macondo_server.model.position import _OP_INTS, Position, op_int
+from macondo_server.model.position import _OP_INTS, Position, op_int, parse_clock
 from macondo_server.model.text import (
     MAX_CGP_CHARS,
     MAX_NAME_CHARS,
@@ -57,15 +58,15 @@ def _row_tokens(row: str, r: int, ld: LetterDistribution) -> list[str]:
 
 
 def parse_cgp(text: str, check_counts: bool = True, *, catalog: Catalog | None = None, lexicon: str | None = None,
-              distribution: str | None = None) -> Position:
+              distribution: str | None = None, layout: str | None = None) -> Position:
     """Parse a CGP line with validation; opcodes lex, ld, bdn, var, mcnz, bb, bagorder are
     checked, others kept as written.
 
-    The board's layout is the bdn op's, else the standard one of its size (15 or 21 rows). Its letter
-    distribution is `distribution` (a request's or the command line's) or the ld op's (they must agree), else
-    that of the lexicon (`lexicon`, else the lex op: declared beside it or implied by its name, its `_super` form
-    on the 21x21 board), else english. Names are looked up in `catalog` (default: MACONDO_DATA_DIR's tables and
-    the package's).
+    The board's layout is `layout` (the command line's) or the bdn op's (they must agree), else the standard
+    one of its size (15 or 21 rows). Its letter distribution is `distribution` (a request's or the command
+    line's) or the ld op's (they must agree), else that of the lexicon (`lexicon`, else the lex op: declared
+    beside it or implied by its name, its `_super` form on the 21x21 board), else english. Names are looked up
+    in `catalog` (default: MACONDO_DATA_DIR's tables and the package's).
 
     check_counts=False admits boards with more tiles of a kind than the distribution holds (test
     boards built to probe cross-sets); positions for play are always checked."""
@@ -84,10 +85,13 @@ def parse_cgp(text: str, check_counts: bool = True, *, catalog: Catalog | None =
     ops = _parse_ops(fields[4] if len(fields) > 4 else "")
     catalog = catalog or environment_catalog()
     rows = board_s.split("/")
-    if "bdn" in ops:
-        layout = catalog.layout_name(ops["bdn"])
+    named = catalog.layout_name(ops["bdn"]) if "bdn" in ops else None
+    if layout is not None:
+        layout = catalog.layout_name(layout)
+        if named is not None and named != layout:
+            raise LanguageError(f"the request names the board layout {layout} but CGP op bdn names {named}")
     else:
-        layout = catalog.layout_for_dim(len(rows)) or DEFAULT_LAYOUT
+        layout = named or catalog.layout_for_dim(len(rows)) or DEFAULT_LAYOUT
     ld = catalog.resolve(explicit=(("the request", distribution), ("CGP op ld", ops.get("ld"))),
                          lexicon=lexicon or ops.get("lex"), layout=layout)
     board = catalog.board(layout)
@@ -180,6 +184,9 @@ def _parse_ops(text: str) -> dict[str, str]:
         if name == "var" and value.lower() not in VARIANTS:
             known = ", ".join(VARIANTS)
             raise FormatError(f"CGP operation var {excerpt(value)}: unsupported variant (known: {known})")
+        if name == "tmr":
+            a, b = parse_clock(value)
+            value = f"{a}/{b}"
         if name in _OP_INTS:
             lo, hi, _ = _OP_INTS[name]
             value = str(parse_int(value, f"CGP op {name}", lo, hi))

@@ -154,9 +154,32 @@ class Catalog:
         roots = [*self.dirs, PACKAGE_DATA]
         self._table_roots: list[Path] = list(dict.fromkeys(roots))
         self._found: dict[tuple[str, str, str], tuple[Path | None, float]] = {}
+        self._layout_files: dict[str, Path] = {}     # layouts named by their own files (add_layout_file)
+
+    def add_layout_file(self, path: Path) -> str:
+        """Make a layout file that a user names directly (on the command line) known to this catalog by its
+        file name without `.txt`, ahead of the data directories' layouts of that name; returns the name. The
+        file is read and checked now: a LanguageError names the file and its defect."""
+        path = Path(path)
+        if not path.is_file():
+            raise LanguageError(f"layout file {excerpt(str(path), 400)} does not exist")
+        stem = path.name[: -len(LAYOUT_SUFFIX)] if path.name.lower().endswith(LAYOUT_SUFFIX) else path.name
+        if not NAME_RE.fullmatch(stem):
+            raise LanguageError(f"layout file {excerpt(path.name)}: its name (the layout's, without {LAYOUT_SUFFIX}) "
+                                "must be 1 to 64 letters, digits, '_' or '-'")
+        key = stem.lower()
+        if key in LAYOUT_ALIASES:
+            raise LanguageError(f"layout file {excerpt(path.name)}: {stem} is another name of the "
+                                f"{LAYOUT_ALIASES[key]} layout; rename the file")
+        self._layout_files[key] = path
+        self._found.clear()
+        self._board(key)
+        return key
 
     def _find(self, sub: str, name: str, suffix: str) -> Path | None:
         """The file NAME+suffix (its name in any case) in the first root that has one."""
+        if sub == LAYOUT_DIR and name in self._layout_files:
+            return self._layout_files[name]
         key = (sub, name, suffix)
         now = time.monotonic()
         hit = self._found.get(key)
@@ -193,7 +216,7 @@ class Catalog:
         return self._names(DISTRIBUTION_DIR, DISTRIBUTION_SUFFIX)
 
     def layout_names(self) -> list[str]:
-        return self._names(LAYOUT_DIR, LAYOUT_SUFFIX)
+        return sorted(set(self._names(LAYOUT_DIR, LAYOUT_SUFFIX)) | set(self._layout_files))
 
     def distribution(self, name: str) -> LetterDistribution:
         """The named distribution (case-insensitive), or a LanguageError naming the known ones."""

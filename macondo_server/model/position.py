@@ -13,7 +13,9 @@ from macondo_server.model.text import (
     MAX_BINGO_BONUS,
     MAX_SCORELESS_TURNS,
     MAX_TILES_CHARS,
+    FormatError,
     check_text,
+    excerpt,
     parse_int,
 )
 from macondo_server.model.tiles import RACK_SIZE, rack_tiles
@@ -26,6 +28,19 @@ _OP_INTS = {
     "bb": (0, MAX_BINGO_BONUS, DEFAULT_BINGO_BONUS),
     "mcnz": (1, MAX_SCORELESS_TURNS, DEFAULT_SCORELESS_TURNS),
 }
+
+
+MAX_CLOCK_MS = 86_400_000     # a clock op's values: at most a day either way (negative: overtime)
+
+
+def parse_clock(value: str) -> tuple[int, int]:
+    """The CGP op `tmr A/B`: milliseconds left on the clocks of the player on turn (A) and the other (B),
+    negative past the end of the time."""
+    first, slash, second = value.partition("/")
+    if not slash:
+        raise FormatError(f"CGP op tmr {excerpt(value)}: expected milliseconds left as ON_TURN/OTHER")
+    return (parse_int(first.strip(), "CGP op tmr", -MAX_CLOCK_MS, MAX_CLOCK_MS, "minus"),
+            parse_int(second.strip(), "CGP op tmr", -MAX_CLOCK_MS, MAX_CLOCK_MS, "minus"))
 
 
 def op_int(ops: dict[str, str], key: str) -> int:

@@ -20,6 +20,7 @@ from macondo_server.model.text import FormatError
 from macondo_server.model.tiles import new_board
 
 from conftest import load_cases, needs_cases
+from helpers import minimax_spread
 
 CASES = {c["id"]: c for c in load_cases("endgame")}
 
@@ -83,27 +84,12 @@ def _short_endgame(lex, seed: int, r0: int, r1: int) -> Game:
     return g
 
 
-def _minimax(g: Game, gen: MoveGen, depth: int) -> int:
-    p = g.on_turn
-    sc = g.scores
-    if g.game_over or depth == 0:
-        return sc[p] - sc[1 - p]
-    gen.generate(g.board, g.rack(p), 0, g.rack(1 - p), mode="all", sort=False)
-    best = None
-    for kind, row, col, vert, tiles, score, *_ in gen.moves():
-        g.play(kind, row, col, vert, tiles, score)
-        v = -_minimax(g, gen, depth - 1)
-        g.undo()
-        best = v if best is None else max(best, v)
-    return best
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_agrees_with_minimax(registry, seed):
     lex = registry.get("SCOWL70")
     g = _short_endgame(lex, 1000 + seed, 3, 2 + seed % 2)
     gen = MoveGen(lex.kwg, lex.ld, None)
-    want = _minimax(g.clone(), gen, 3)
+    want = minimax_spread(g.clone(), gen, 3)
     solver = EndgameSolver(lex.kwg, lex.ld, 8)
     for use_tt in (True, False):
         got = solver.solve(g, 3, heuristics=False, use_tt=use_tt)

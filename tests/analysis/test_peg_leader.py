@@ -15,7 +15,7 @@ from macondo_server.api.convert import peg_to_pb
 from macondo_server.model.cgp import parse_cgp
 from macondo_server.model.move import Move
 
-from conftest import load_cases, needs_cases
+from conftest import load_cases, needs_cases, needs_nwl20
 
 CASES = {c["id"]: c for c in load_cases("peg")}
 
@@ -152,11 +152,11 @@ def test_nesting_cap_semantics_and_their_bounds(engine):
 def test_scope_note_names_the_plays_left_out_and_the_option(engine):
     c = CASES["peg-axe-2bag-csw21"]
     job = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=1, threads=1, max_tiles_left=0,
-                                                         max_time=0.5))
+                                                         max_time=30))
+    job.stop()     # the scope is settled at the setup: no need to solve
     res = job.run()
     assert res.plays_out_of_scope > 0 and "--max-tiles-left 0" in res.scope_note and "-1" in res.scope_note
-    every = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=1, threads=1, max_tiles_left=-1,
-                                                           max_time=0.1))
+    every = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=1, threads=1, max_tiles_left=-1))
     assert every.out_of_scope == 0 and every.scope_note == ""
     assert len(every.plays) == len(job.plays) + res.plays_out_of_scope
     only = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(threads=1, only_solve=["6F .X."], max_tiles_left=0))
@@ -183,3 +183,35 @@ def test_resume_keeps_the_nesting_cap_flags(engine, tmp_path):
     (p1,), (p2,) = first.plays, res.plays
     assert again.reused == p1.groups_total and p2.capped_weight == p1.capped_weight > 0
     assert (p2.points, p2.cap_low, p2.cap_high) == (p1.points, p1.cap_low, p1.cap_high)
+
+
+@needs_nwl20
+def test_the_time_limit_counts_the_setup(engine):
+    """Six tiles in the bag: setting up every play's ordered draws can take minutes; a time limit of 1 s
+    ends the setup with the best plays by static equity, says so, and the answer comes in about that time."""
+    import time
+
+    from engine_cy.game import Game
+    from macondo_server.analysis.player import LEVELS, choose
+    from macondo_server.engine.replay import play_move, position_from_game
+
+    lex = engine.lexicon("NWL20")
+    for seed in range(3, 40):
+        game = Game(lex.kwg, lex.ld, lex.new_board(), seed, 50, 6)
+        game.fill_rack(0)
+        game.fill_rack(1)
+        while game.bag_size > 6:
+            play_move(game, choose(engine, game, lex, LEVELS["expert"]).move)
+        if game.bag_size >= 5:
+            break
+    pos = position_from_game(game, {"lex": lex.name}, show_opponent=False)
+    t0 = time.monotonic()
+    job = PegJob(engine, pos, PegOptions(threads=1, max_time=1.0, max_tiles_left=-1))
+    res = job.run()
+    took = time.monotonic() - t0
+    assert took < 1.0 + 4.0, took
+    assert res.stop_reason in ("time limit", "finished")
+    legal = len(engine.generate(pos, lexicon=lex.name).moves)
+    if len(job.plays) < legal - sum(1 for m in engine.generate(pos, lexicon=lex.name).moves
+                                    if m.move.kind == "exchange"):
+        assert "the time limit ended the setup" in res.scope_note

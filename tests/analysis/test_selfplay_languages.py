@@ -1,6 +1,8 @@
 """Self-play and leave training in other languages and on the 21x21 board: the games' records name their
-distribution and board and replay (in UTF-8 and in the Latin-1 legacy encoding); lexica of different
-distributions do not meet in one run."""
+distribution and board and replay to the games' final scores (in UTF-8 and in the Latin-1 legacy encoding),
+in a tiny Catalan lexicon and in the peers' FRA20, DISC2 and CEL_super; a layout named for the run is the
+board of its games, in-process and in the cluster's task; lexica of different distributions do not meet in
+one run."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from macondo_server.engine.facade import Engine
 from macondo_server.engine.lexicon import LexiconError, load_klv
 from macondo_server.engine.replay import lexicon_for_record, replay_gcg
 from macondo_server.engine.settings import Settings
+from macondo_server.model.coords import parse_coord
 from macondo_server.model.gcg import decode_gcg, parse_gcg, read_gcg_file
 
 from conftest import have_lexicon, shared_settings
@@ -112,3 +115,80 @@ def test_a_simulation_on_the_super_board():
     res = SimJob(engine, pos, SimOptions(plies=2, num_plays=3, iterations=20, threads=1, seed=1)).run()
     assert res.iterations == 20 and res.plays and all(p.n == 20 for p in res.plays)
     assert all(p.text.startswith(("11", "K")) or p.text.startswith("exch") for p in res.plays)
+
+
+@pytest.mark.parametrize("lexicon,distribution,layout", [
+    ("FRA20", "french", "standard15"), ("DISC2", "catalan", "standard15"), ("CEL_super", "english_super", "standard21"),
+])
+def test_self_play_records_round_trip_in_the_peers_lexica(tmp_path, lexicon, distribution, layout):
+    """A few games per language written as GCG: each record reads back with the GCG reader (in UTF-8, and in
+    Latin-1 where the letters allow it), names its lexicon, distribution and board, and replays to the final
+    scores the games ended with."""
+    if not have_lexicon(lexicon):
+        pytest.skip(f"shared {lexicon} absent")
+    engine = Engine(shared_settings())
+    bot1, bot2 = bots_from_options(engine, lexicon, None, None, None)
+    assert (bot1.lexicon.ld.name, bot1.lexicon.layout) == (distribution, layout)
+    out = tmp_path / "games"
+    summary = run_autoplay(bot1, bot2, 3, seed=17, gcg_dir=str(out))
+    assert summary.games == 3
+    by_game = {r.index: r for r in summary.records}
+    multi = beyond_15 = 0
+    for path in sorted(out.glob("game-*.gcg")):
+        played = by_game[int(path.stem.split("-")[1])]
+        first = played.first_bot
+        ended = (played.scores[first], played.scores[1 - first])      # by seat: the first mover's first
+        record = read_gcg_file(str(path))
+        assert record.pragma("lexicon") == lexicon and record.pragma("tile-distribution") == distribution
+        assert (record.pragma("board-layout") or "CrosswordGame") == \
+            {"standard15": "CrosswordGame", "standard21": "SuperCrosswordGame"}[layout]
+        reg = engine.registry
+        name, warnings = lexicon_for_record(record, reg.available(), "SCOWL70", None, reg.distribution_of)
+        assert name == lexicon and not warnings
+        res = replay_gcg(record, reg.get(name))
+        assert res.game.game_over and not res.warnings and res.events_applied == len(record.events)
+        assert (res.game.scores[0], res.game.scores[1]) == ended == _finals(path)
+        if distribution != "english_super":                 # Latin-1 holds the French and Catalan letters
+            assert _replayed(engine, path, latin1=True) == ended
+        multi += sum(ev.word.count("[") + ev.rack.count("[") for ev in record.events)
+        for ev in record.events:
+            if ev.type == "play" and layout == "standard21":          # english words: a letter a square
+                row, col, vertical = parse_coord(ev.position, 21)
+                beyond_15 += max(row, col, (row if vertical else col) + len(ev.word) - 1) >= 15
+    if distribution == "catalan":
+        assert multi > 0                                    # L·L, NY or QU were drawn and played
+    if layout == "standard21":
+        assert beyond_15 > 0                                # plays beyond the 15x15 board's rows and columns
+
+
+def test_self_play_on_a_layout_the_command_line_names(tmp_path):
+    """A layout named for the run (here a file, made known to the engine's catalog) is the board of every game,
+    in-process and in the cluster's task (which rebuilds the board from the source, not from a path); the
+    records name it and replay on it. The 21x21 board gives an english lexicon the english_super tiles."""
+    from macondo_server.analysis.selfplay import autoplay_task, bot_sources
+
+    engine = Engine(shared_settings())
+    layout = tmp_path / "plain.txt"
+    layout.write_text("7, 7\n" + "." * 15 + "\n" + " \n" * 14)
+    name = engine.registry.catalog.add_layout_file(layout)
+    bot1, bot2 = bots_from_options(engine, None, None, None, None, layout=name)
+    here = run_autoplay(bot1, bot2, 3, seed=2, gcg_dir=str(tmp_path / "here"), layout=name)
+    sources = bot_sources(engine, None, None, None, None, layout=name)
+    there = autoplay_task(sources, 2, False, ("bot1", "bot2"), [0, 1, 2], "layout-test")
+    assert len(there) == 3
+    for g, first, scores, bingos, turns, reason, gcg in there:
+        rec = next(r for r in here.records if r.index == g)
+        assert (first, scores, bingos, turns, reason) == (rec.first_bot, rec.scores, rec.bingos, rec.turns,
+                                                          rec.end_reason)
+        text = (tmp_path / "here" / f"game-{g:05d}.gcg").read_text(encoding="utf-8")
+        assert gcg == text and "#board-layout plain\n" in text
+        res = replay_gcg(parse_gcg(text), engine.registry.get())
+        assert res.game.game_over and res.game.board.premium(0, 0) == (1, 1)
+        assert (res.game.scores[0], res.game.scores[1]) == (scores[first], scores[1 - first])
+    big1, big2 = bots_from_options(engine, None, None, None, None, layout="standard21")
+    assert big1.lexicon.ld.name == big2.lexicon.ld.name == "english_super"
+    summary = run_autoplay(big1, big2, 1, seed=3, gcg_dir=str(tmp_path / "big"), layout="standard21")
+    record = read_gcg_file(str(next((tmp_path / "big").glob("*.gcg"))))
+    assert record.pragma("board-layout") == "SuperCrosswordGame" and summary.turns_per_game > 20
+    assert _replayed(engine, next((tmp_path / "big").glob("*.gcg")), latin1=False) == _finals(
+        next((tmp_path / "big").glob("*.gcg")))

@@ -148,3 +148,88 @@ def test_time_limit_without_iterations_is_not_capped_at_the_default(engine, nwl)
     assert res.stopped_reason == "time limit" and res.iterations > 1000 and res.seconds >= 0.5
     capped = _run(engine, EMPTY, plies=1, num_plays=2, iterations=64, max_time=30, threads=1, seed=3)
     assert capped.stopped_reason == "iterations" and capped.iterations == 64
+
+
+# ------------------------------------------------------------------ statistics (SimOptions.stats)
+
+
+def _placed(move) -> list[tuple[int, int]]:
+    """The squares a placement puts tiles on (played-through squares left out)."""
+    if move.kind != "place":
+        return []
+    return [(move.row + (i if move.vertical else 0), move.col + (0 if move.vertical else i))
+            for i, t in enumerate(move.tiles) if t]
+
+
+def _check_stats_add_up(res, dim: int = 15) -> None:
+    for p in res.plays:
+        assert len(p.ply_histograms) == len(p.ply_heatmaps) == len(p.ply_scores)
+        for k, (hist, heat) in enumerate(zip(p.ply_histograms, p.ply_heatmaps, strict=True)):
+            # every iteration lands in one bin; the mean score lies within the bins' bounds; a bingo scores 50+
+            assert sum(hist) == p.n and len(hist) == 16 and len(heat) == dim * dim
+            low = sum(10 * i * c for i, c in enumerate(hist))
+            high = sum(10 * (i + 1) * c for i, c in enumerate(hist[:-1])) + 10_000 * hist[-1]
+            assert low <= p.ply_scores[k] * p.n + 1e-6 and p.ply_scores[k] * p.n < high
+            assert round(p.ply_bingo_pct[k] * p.n / 100) <= sum(hist[5:])
+            # no tile goes where the candidate put one
+            assert all(heat[r * dim + c] == 0 for r, c in _placed(p.gen.move)) or k > 0
+        # the opponent's rack: 7 tiles before the reply, at most as many of each letter after it
+        assert p.replies == p.n
+        assert sum(p.opp_held) == pytest.approx(7.0)
+        assert all(-1e-9 <= kept <= held + 1e-9 for kept, held in zip(p.opp_kept, p.opp_held, strict=True))
+        # the tiles the replies put down (the heatmap of ply 1) are tiles that left the rack (exchanges too)
+        assert sum(p.ply_heatmaps[0]) <= (sum(p.opp_held) - sum(p.opp_kept)) * p.n + 1e-6
+
+
+def test_stats_add_up_and_leave_the_simulation_unchanged(engine, nwl):
+    kw = dict(plies=2, iterations=200, num_plays=6, seed=4, threads=2)
+    on = _run(engine, MIDGAME, stats=True, **kw)
+    off = _run(engine, MIDGAME, **kw)
+    assert _figures(on) == _figures(off)            # collecting them changes nothing of the simulation
+    assert all(p.ply_histograms == [] and p.opp_kept == [] for p in off.plays) and not off.stats
+    assert on.stats
+    _check_stats_add_up(on)
+    assert any(sum(p.ply_heatmaps[0]) > 0 for p in on.plays)
+    again = _run(engine, MIDGAME, stats=True, **kw)   # a seed and a thread count fix them too
+    assert [(p.ply_histograms, p.ply_heatmaps, p.opp_kept) for p in again.plays] == \
+        [(p.ply_histograms, p.ply_heatmaps, p.opp_kept) for p in on.plays]
+    # best-arm identification simulates plays on different draws: each play's statistics are its own
+    bai_res = _run(engine, EMPTY, stats=True, stop_rule="bai", plies=2, iterations=300, num_plays=4, seed=4,
+                   threads=2)
+    _check_stats_add_up(bai_res)
+    assert len({p.n for p in bai_res.plays}) > 1
+    with pytest.raises(ValueError, match="at least 1 ply"):
+        SimOptions(plies=0, stats=True).validate()
+
+
+def test_stats_of_one_ply_equal_the_replies_brute_force(engine, nwl):
+    """One candidate, one ply: each iteration's reply is the opponent's best static move on the board after the
+    candidate with the rack the iteration dealt them; the heatmap, histogram and leave are exactly theirs."""
+    job = SimJob(engine, parse_cgp(EMPTY), SimOptions(plies=1, iterations=40, num_plays=1, plays=["8G QI"],
+                                                      threads=1, seed=9, stats=True))
+    res = job.run()
+    (play,) = res.plays
+    assert play.text == "8G QI" and play.n == 40
+    worker = job.workers[0]
+    ld = play.pos.ld
+    heat = [0] * 225
+    hist = [0] * 16
+    held = [0] * ld.size
+    kept = [0] * ld.size
+    for i in range(40):
+        rack = worker.dealt_opponent_rack(i)
+        after = parse_cgp(f"15/15/15/15/15/15/15/6QI7/15/15/15/15/15/15/15 {ld.rack_str(rack)}/ 0/22 0 lex NWL20;")
+        best = engine.generate(after).moves[0]
+        for r, c in _placed(best.move):
+            heat[r * 15 + c] += 1
+        hist[min(best.score // 10, 15)] += 1
+        used = [t & 0x7F if not t & 0x80 else 0 for t in best.move.tiles if t]
+        for t in rack:
+            held[t] += 1
+            kept[t] += 1
+        for t in used:
+            kept[t] -= 1
+    assert play.ply_heatmaps[0] == heat and sum(heat) > 0
+    assert play.ply_histograms[0] == hist
+    assert [round(x * 40) for x in play.opp_held] == held
+    assert [round(x * 40) for x in play.opp_kept] == kept

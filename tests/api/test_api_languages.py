@@ -87,3 +87,9 @@ def test_the_game_state_names_the_board_and_its_squares(stub):
         assert (squares.count("~"), squares.count("^")) == (quad_words, quad_letters)
         assert set(squares) <= set("=-\"'~^ ")
         stub.DeleteGame(pb.DeleteGameRequest(game_id=game.game_id), timeout=10)
+
+
+def test_the_server_info_names_each_lexicons_distribution_and_board(stub):
+    info = {lx.name: lx for lx in stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10).lexica}
+    assert (info["DISCTINY"].distribution, info["DISCTINY"].layout) == ("catalan", "standard15")
+    assert (info["SCOWL70"].distribution, info["SCOWL70"].layout) == ("english", "standard15")

@@ -50,6 +50,38 @@ def test_simulate_streams_and_matches_cli(stub, capsys):
 
 
 @needs_nwl20
+def test_simulate_statistics_match_cli(stub, capsys):
+    """stats: per play and ply a score histogram and a heatmap, the opponent's rack around their reply; the same as
+    `macondo sim --stats --json`; without stats none of them."""
+    req = pb.SimulateRequest(position=pb.Position(cgp=OPENING), num_plays=3, iterations=300, seed=6, threads=1,
+                             stats=True)
+    msgs = list(stub.Simulate(req, timeout=120))
+    final = msgs[-1]
+    assert final.final and final.score_bin_width == 10
+    for p in final.plays:
+        assert len(p.ply_stats) == 2
+        for ply in p.ply_stats:
+            assert len(ply.score_histogram) == 16 and sum(ply.score_histogram) == p.iterations == 300
+            assert len(ply.heatmap) == 225
+        assert [t.tile for t in p.opponent_leave][:3] == ["?", "A", "B"] and len(p.opponent_leave) == 27
+        assert sum(t.held for t in p.opponent_leave) == pytest.approx(7.0)
+    assert main(["sim", OPENING, "--num-plays", "3", "--iterations", "300", "--seed", "6", "--threads", "1",
+                 "--stats", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert cli["score_bin_width"] == 10
+    for p, c in zip(final.plays, cli["plays"], strict=True):
+        assert p.move.notation == c["move"]
+        assert [list(s.score_histogram) for s in p.ply_stats] == [s["score_histogram"] for s in c["ply_stats"]]
+        assert [list(s.heatmap) for s in p.ply_stats] == [sum(s["heatmap"], []) for s in c["ply_stats"]]
+        assert {t.tile: round(t.kept, 4) for t in p.opponent_leave} == {k: v["kept"] for k, v in c["opponent_leave"].items()}
+    plain = list(stub.Simulate(pb.SimulateRequest(position=pb.Position(cgp=OPENING), num_plays=2, iterations=50,
+                                                  threads=1), timeout=60))[-1]
+    assert plain.score_bin_width == 0
+    assert all(not s.score_histogram and not s.heatmap for p in plain.plays for s in p.ply_stats)
+    assert all(not p.opponent_leave for p in plain.plays)
+
+
+@needs_nwl20
 def test_simulate_stop_job_and_cancel(stub, server):
     req = pb.SimulateRequest(position=pb.Position(cgp=OPENING), iterations=10_000_000, threads=1)
     stream = stub.Simulate(req, timeout=60)
@@ -138,6 +170,8 @@ def test_solve_pre_endgame_matches_cli(stub, capsys):
     ("Simulate", pb.SimulateRequest(position=pb.Position(cgp=f"{EMPTY} AEINQST/ 0/0 0"), stop=90), "stop"),
     ("Simulate", pb.SimulateRequest(position=pb.Position(cgp="garbage")), "CGP"),
     ("Simulate", pb.SimulateRequest(position=pb.Position(cgp=f"{EMPTY} AEINQST/ 0/0 0", lexicon="NOPE")), "NOPE"),
+    ("Simulate", pb.SimulateRequest(position=pb.Position(cgp=f"{EMPTY} AEINQST/ 0/0 0"), plies=0, stats=True),
+     "at least 1 ply"),
 ])
 def test_bad_analysis_requests(stub, server, rpc, request_obj, needle):
     with pytest.raises(grpc.RpcError) as err:

@@ -203,3 +203,57 @@ def test_endgame_max_time_deepens_past_the_default(capsys):
     code, out, _ = run(capsys, "endgame", cgp, "--threads", "1")
     assert code == 0 and out.splitlines()[-1].endswith("(plies cap 4 (default))")
     assert out.splitlines()[-1].startswith("depth 4,")
+
+
+@needs_nwl20
+def test_sim_stats_render_histograms_tiles_and_heatmap(capsys):
+    code, out, _ = run(capsys, "sim", VSMATT, "--num-plays", "3", "--iterations", "100", "--threads", "1", "--stats")
+    assert code == 0
+    table, playstats, tilestats, heatmap = out.split("\n\n")
+    assert table.splitlines()[1].split()[1:3] == playstats.split(":")[0].split()[1:3]   # the leader's
+    assert "Ply 1 (the opponent): mean score" in playstats and "Ply 2 (the player on turn)" in playstats
+    bins = [line.split() for line in playstats.splitlines() if line.strip()[:1].isdigit()]
+    assert bins[0][0] == "0-9" and sum(int(b[1]) for b in bins) == 2 * 100
+    assert tilestats.startswith("The opponent's rack around their reply") and tilestats.splitlines()[-1].startswith("all")
+    assert float(tilestats.splitlines()[-1].split()[1]) == pytest.approx(7.0)
+    lines = heatmap.splitlines()
+    assert "ply 1 (the opponent): the squares its tiles went on, % of 100 iterations" in lines[0]
+    assert lines[1].split() == list("ABCDEFGHIJKLMNO") and len(lines) == 17
+    assert lines[2].split()[:1] == ["1"] and "Z" in lines[2].split()       # the board's tiles
+    assert sum(line.count("*") for line in lines[2:]) >= 2                    # the play's own tiles
+    assert "\x1b[" not in out                                                 # no colours off a terminal
+    # --json carries them
+    code, out, _ = run(capsys, "sim", VSMATT, "--num-plays", "2", "--iterations", "50", "--threads", "1", "--stats",
+                       "--json")
+    d = json.loads(out)
+    assert d["score_bin_width"] == 10
+    p = d["plays"][0]
+    assert [sum(s["score_histogram"]) for s in p["ply_stats"]] == [50, 50]
+    assert len(p["ply_stats"][0]["heatmap"]) == 15 and all(len(r) == 15 for r in p["ply_stats"][0]["heatmap"])
+    assert set(p["opponent_leave"]["E"]) == {"held", "kept"}
+    code, out, _ = run(capsys, "sim", VSMATT, "--num-plays", "2", "--iterations", "20", "--threads", "1", "--json")
+    assert "score_bin_width" not in json.loads(out) and "opponent_leave" not in json.loads(out)["plays"][0]
+
+
+@needs_nwl20
+def test_sim_heatmap_of_a_named_play(capsys):
+    opening = f"{EMPTY} AEINQST/ 0/0 0 lex NWL20;"
+    code, out, _ = run(capsys, "sim", opening, "--num-plays", "1", "--iterations", "60", "--threads", "1",
+                       "--heatmap", "8F QAT", "--heatmap-ply", "2")
+    assert code == 0
+    heat = out.split("\n\n")[-1].splitlines()
+    assert heat[0].startswith("#2 8F QAT, ply 2 (the player on turn)")       # simulated though not in the top 1
+    row8 = heat[2 + 7].split()
+    assert row8[:2] == ["8"] + row8[1:2] and "Q*" in row8 and "A*" in row8 and "T*" in row8
+
+
+@needs_nwl20
+@pytest.mark.parametrize("args, needle", [
+    (["--heatmap", "7"], "no play #7"),
+    (["--stats", "--heatmap-ply", "3"], "--heatmap-ply must be 1 to 2"),
+    (["--heatmap", "1A ZZZ"], "not a legal play"),
+    (["--stats", "--plies", "0"], "at least 1 ply"),
+])
+def test_sim_stats_errors_are_one_line(capsys, args, needle):
+    code, out, err = run(capsys, "sim", VSMATT, "--num-plays", "2", "--iterations", "10", "--threads", "1", *args)
+    assert code == 1 and needle in err and err.count("\n") == 1 and "Traceback" not in err

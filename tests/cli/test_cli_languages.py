@@ -1,6 +1,7 @@
-"""Other languages at the command line: --distribution before or after every command that reads a position or
-a lexicon, the distribution a lexicon's name or declaration gives, and one-line errors (exit status 1) when a
-distribution does not fit."""
+"""Other languages and boards at the command line: --distribution before or after every command that reads a
+position or a lexicon, the distribution a lexicon's name or declaration gives, --layout (a name or a layout
+file) on the commands that make a position or a game, and one-line errors (exit status 1) when a distribution
+or a layout does not fit."""
 
 from __future__ import annotations
 
@@ -108,3 +109,108 @@ def test_loading_the_polish_game(capsys, tmp_path):
     code, _, err = run(capsys, "load", str(POLISH_GAME), "--lexicon", "OSPSTINY", "--distribution", "german",
                        "--data-dir", str(tmp_path))
     assert code == 1 and "OSPSTINY is for the polish letter distribution" in err and len(err.splitlines()) == 1
+
+
+# ------------------------------------------------------------------ --layout
+
+PLAIN15 = "7, 7\n" + "." * 15 + "\n" + " \n" * 14          # the 15x15 board without premium squares
+
+
+@pytest.mark.parametrize("argv", [
+    ["show", "CGP"], ["gen", "CGP"], ["peg", "CGP"], ["sim", "CGP"], ["endgame", "CGP"], ["infer", "CGP", "8G QI"],
+    ["commit", "CGP", "pass"], ["load", "x.gcg"], ["analyze", "x.gcg"], ["autoplay"],
+])
+def test_layout_before_or_after_the_command(argv):
+    p = build_parser()
+    assert p.parse_args([*argv, "--layout", "standard21"]).layout == "standard21"
+    assert p.parse_args(["--layout", "b.txt", *argv]).layout == "b.txt"
+    assert p.parse_args(argv).layout is None
+    assert p.parse_args(["--layout", "x", *argv, "--layout", "standard15"]).layout == "standard15"
+
+
+@pytest.mark.parametrize("command,rest", [
+    ("serve", []), ("shell", []), ("bots", []), ("proto-path", []), ("lexicon list", []), ("lexicon check", ["QI"]),
+    ("lexicon distributions", []), ("leaves train", ["--out", "o"]),
+])
+def test_commands_that_make_no_position_refuse_a_layout(capsys, command, rest):
+    code, _, err = run(capsys, "--layout", "standard15", *command.split(), *rest)
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert "--layout names the board of" in err and f"`macondo {command}` takes none" in err
+
+
+def test_a_layout_file_on_the_command_line(capsys, tmp_path):
+    """The plain board from a file: no premium squares, so every play scores its tiles' face values (and the
+    bingo bonus); the CGP it writes names the layout, which reads back with the same --layout only."""
+    layout = tmp_path / "plain.txt"
+    layout.write_text(PLAIN15)
+    cgp = f"{EMPTY} AEINRST/ 0/0 0"
+    code, out, err = run(capsys, "gen", cgp, "--layout", str(layout), "--json", "--all")
+    assert code == 0, err
+    moves = [m for m in json.loads(out)["moves"] if not m["move"].startswith(("exch", "pass"))]
+    assert moves and all(m["score"] == m["tiles_played"] + (50 if m["tiles_played"] == 7 else 0) for m in moves)
+    code, out, err = run(capsys, "gen", cgp, "--json", "-n", "1")
+    assert code == 0 and json.loads(out)["moves"][0]["score"] > 57           # the standard board's premiums
+    code, out, err = run(capsys, "--layout", str(layout), "commit", cgp, "8H RETAINS")
+    assert code == 0, err
+    after = out.strip()
+    assert after.endswith(" bdn plain;") and after.split("/")[7] == "7RETAINS1"
+    code, _, err = run(capsys, "show", after)
+    assert code == 1 and "unknown board layout 'plain'" in err and len(err.splitlines()) == 1
+    code, out, err = run(capsys, "show", after, "--layout", str(layout), "--json")
+    assert code == 0 and json.loads(out)["scores"] == [0, 57]
+
+
+def test_a_layout_overrides_the_board_a_record_implies(capsys, tmp_path):
+    """Self-play on a layout the command line names writes it in the records, which replay on it to the
+    same final scores; a record's own #board-layout must agree with --layout."""
+    layout = tmp_path / "plain.txt"
+    layout.write_text(PLAIN15)
+    games = tmp_path / "games"
+    code, out, err = run(capsys, "autoplay", "--games", "2", "--threads", "1", "--seed", "4", "--layout", str(layout),
+                         "--gcg-dir", str(games), "--json")
+    assert code == 0, err
+    for path in sorted(games.glob("*.gcg")):
+        text = path.read_text(encoding="utf-8")
+        assert "#board-layout plain\n" in text
+        finals = {}
+        for line in text.splitlines():
+            if line.startswith(">"):
+                finals[line[1:].split(":")[0]] = int(line.split()[-1])
+        code, out, err = run(capsys, "load", str(path), "--layout", str(layout), "--json")
+        assert code == 0, err
+        got = json.loads(out)
+        assert got["game_over"] and sorted(got["scores"]) == sorted(finals.values())
+        code, _, err = run(capsys, "load", str(path), "--layout", "standard15")
+        assert code == 1 and "the GCG's #board-layout is plain but --layout names standard15" in err
+        assert len(err.splitlines()) == 1
+    # a record naming no board plays on the one --layout names: the 21x21 board takes the english_super tiles
+    record = tmp_path / "passes.gcg"
+    record.write_text("#player1 ann Ann\n#player2 bob Bob\n>ann: ABCDEFG - +0 0\n>bob: HIJKLMN - +0 0\n")
+    code, out, err = run(capsys, "load", str(record), "--lexicon", "SCOWL70", "--layout", "SuperCrosswordGame",
+                         "--json")
+    assert code == 0, err
+    cgp = json.loads(out)["cgp"]
+    assert cgp.split()[0] == "/".join(["21"] * 21) and "ld english_super;" in cgp
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["show", f"{EMPTY} A/ 0/0 0", "--layout", "klingon"], "--layout: unknown board layout 'klingon' (known: "),
+    (["show", f"{EMPTY} A/ 0/0 0", "--layout", "nowhere/board.txt"], "layout file 'nowhere/board.txt' does not exist"),
+    (["show", f"{EMPTY} A/ 0/0 0", "--layout", "standard21"], "CGP board has 15 rows; expected 21"),
+    (["show", f"{EMPTY} A/ 0/0 0 bdn standard15;", "--layout", "standard21"],
+     "names the board layout standard21 but CGP op bdn names standard15"),
+    (["gen", f"{EMPTY} A/ 0/0 0", "--layout", "{bad}"], "board layout bad.txt: board layout 'bad': row 2 has 16"),
+])
+def test_layouts_that_do_not_fit_are_one_line_errors(capsys, tmp_path, monkeypatch, argv, needle):
+    (tmp_path / "bad.txt").write_text("7, 7\n" + "." * 15 + "\n" + "." * 16 + "\n" + ".\n" * 13)
+    monkeypatch.chdir(tmp_path)
+    argv = [a.replace("{bad}", str(tmp_path / "bad.txt")) for a in argv]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and len(err.splitlines()) == 1 and needle in err, err
+
+
+def test_a_layout_file_does_not_go_to_a_cluster(capsys, tmp_path):
+    (tmp_path / "plain.txt").write_text(PLAIN15)
+    code, _, err = run(capsys, "peg", f"{EMPTY} AEINRST/ 0/0 0", "--layout", str(tmp_path / "plain.txt"),
+                       "--cluster", "local:1")
+    assert code == 1 and "a cluster's workers read board layouts by name" in err and len(err.splitlines()) == 1

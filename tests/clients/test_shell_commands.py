@@ -192,6 +192,67 @@ def test_sim_continue_and_trim_in_the_shell(client):
     _run(shell, out, "quit")
 
 
+def test_sim_statistics_in_the_shell(client):
+    """sim heatmap / playstats / tilestats after a simulation (statistics on by default), merged by sim continue
+    (counts add), refused cleanly without statistics or for a play or ply that is not there."""
+    shell, out = _shell_obj(client)
+    _run(shell, out, "new -seed 11")
+    assert "no simulation" in _run(shell, out, "sim heatmap 1")
+    _run(shell, out, "sim -fg -iterations 40 -num-plays 3 -seed 2 -threads 1")
+    first = shell.sim.result()
+    lead = first.plays[0]
+    assert all(sum(s.score_histogram) == 40 for s in lead.ply_stats) and len(lead.ply_stats) == 2
+    text = _run(shell, out, "sim playstats 1")
+    assert text.startswith(f"#1 {lead.move.display.strip()}: 40 iterations") and "Ply 2 (the player on turn)" in text
+    assert _run(shell, out, f"sim playstats {lead.move.notation}") == text       # by its notation, unquoted
+    assert _run(shell, out, f'sim playstats "{lead.move.notation.lower()}"') == text
+    tiles = _run(shell, out, "sim tilestats")
+    assert "held" in tiles and tiles.splitlines()[1].count("#") == 3 and tiles.splitlines()[-1].startswith("all")
+    one = _run(shell, out, "sim tilestats 2")
+    assert one.splitlines()[1].count("#") == 1
+    heat = _run(shell, out, "sim heatmap 1").splitlines()
+    assert "ply 1 (the opponent)" in heat[0] and heat[1].split() == list("ABCDEFGHIJKLMNO") and len(heat) == 17
+    assert "ply 2 (the player on turn)" in _run(shell, out, f"sim heatmap {lead.move.notation} 2")
+    assert "ply must be 1 to 2" in _run(shell, out, "sim heatmap 1 3")
+    assert "no play #9" in _run(shell, out, "sim playstats 9")
+    assert "takes a play" in _run(shell, out, "sim playstats")
+    assert "not among the simulated plays" in _run(shell, out, "sim heatmap 1A ZZZ")
+
+    # sim continue: the counts of both runs add up
+    _run(shell, out, "sim continue -iterations 30 -fg")
+    run2 = shell.sim.stream.latest
+    merged = shell.sim.result()
+    by1 = {p.move.notation: p for p in first.plays}
+    by2 = {p.move.notation: p for p in run2.plays}
+    for p in merged.plays:
+        a, b = by1[p.move.notation], by2[p.move.notation]
+        assert [sum(s.score_histogram) for s in p.ply_stats] == [70, 70]
+        assert list(p.ply_stats[0].heatmap) == [x + y for x, y in zip(a.ply_stats[0].heatmap, b.ply_stats[0].heatmap,
+                                                                       strict=True)]
+        held = {t.tile: t.held for t in p.opponent_leave}
+        assert held["E"] == pytest.approx((40 * a.opponent_leave[5].held + 30 * b.opponent_leave[5].held) / 70)
+    assert "70 iterations" in _run(shell, out, "sim playstats 1")
+
+    # without statistics
+    _run(shell, out, "sim -fg -iterations 10 -num-plays 2 -seed 2 -threads 1 -stats false")
+    assert "collected no statistics" in _run(shell, out, "sim heatmap 1")
+    _run(shell, out, "quit")
+
+
+def test_merge_play_adds_the_statistics():
+    def play(n: int, hist: list[int], heat: list[int], kept: float) -> pb.SimmedPlayInfo:
+        return pb.SimmedPlayInfo(move=pb.Move(notation="8G QI"), iterations=n, ply_stats=[pb.PlyStats(
+            score_histogram=hist, heatmap=heat)], opponent_leave=[pb.LeaveTileStats(tile="A", held=1.0, kept=kept)])
+
+    m = merge_play(play(10, [4, 6], [1, 0, 2, 0], 0.5), play(30, [10, 20], [0, 3, 3, 0], 0.1))
+    assert list(m.ply_stats[0].score_histogram) == [14, 26] and list(m.ply_stats[0].heatmap) == [1, 3, 5, 0]
+    assert m.opponent_leave[0].kept == pytest.approx(0.2) and m.opponent_leave[0].held == pytest.approx(1.0)
+    # a run without statistics: none kept (they would not add up to the iterations)
+    m = merge_play(play(10, [4, 6], [1, 0, 2, 0], 0.5), pb.SimmedPlayInfo(move=pb.Move(notation="8G QI"),
+                                                                          iterations=5, ply_stats=[pb.PlyStats()]))
+    assert not m.ply_stats[0].score_histogram and not m.ply_stats[0].heatmap and not m.opponent_leave
+
+
 # ------------------------------------------------------------------ leave and infer (the bundled lexicon)
 
 

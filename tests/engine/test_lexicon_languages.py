@@ -147,3 +147,20 @@ def test_a_record_in_another_language_finds_a_lexicon_of_it(registry):
     assert (lex.ld.name, layout) == ("english_super", "standard21")
     with pytest.raises(FormatError, match="GCG #tile-distribution: lexicon NWL20 is for the english"):
         record_setup(record, registry.get("NWL20"))
+
+
+def test_the_board_of_a_lexicon_without_loading_it(tmp_path):
+    reg = _registry(tmp_path, {
+        "OSPSTINY.txt": "ŻAŁ\n",                     # the name implies polish
+        "WORTE.txt": "ÄRA\n", "WORTE.distribution": "german\n",
+        "BIG_super.txt": "QI\n", "BIG_super.distribution": "english_super\n",
+        "PLAIN.txt": "QI\n",
+        "BROKEN.txt": "QI\n", "BROKEN.distribution": "english/../french\n",
+    })
+    assert reg.board_of("OSPSTINY") == ("polish", "standard15")
+    assert reg.board_of("WORTE") == ("german", "standard15")
+    assert reg.board_of("BIG_super") == ("english_super", "standard21")
+    assert reg.board_of("PLAIN") == ("english", "standard15")
+    assert reg.board_of("BROKEN") == ("", "")          # said when the lexicon is used
+    with pytest.raises(LexiconError, match="BROKEN"):
+        reg.get("BROKEN")

@@ -300,3 +300,54 @@ def test_malformed_distribution_files_are_one_line_errors(tmp_path):
     with pytest.raises(LanguageError, match="letter distribution bad.csv: .*integers") as info:
         Catalog([tmp_path]).distribution("bad")
     assert "\n" not in str(info.value)
+
+
+# ------------------------------------------------------------------ a layout file named directly
+
+
+def test_a_layout_file_named_directly(tmp_path):
+    """A layout file the command line names: known to that catalog by its file name, ahead of the data
+    directories' layout of that name; other catalogs do not see it."""
+    path = tmp_path / "Plain15.txt"
+    path.write_text("7, 7\n" + "." * 15 + "\n" + " \n" * 14)    # fifteen rows of plain squares
+    cat = Catalog()
+    assert cat.add_layout_file(path) == "plain15"
+    assert "plain15" in cat.layout_names() and "plain15" not in PACKAGE_CATALOG.layout_names()
+    board = cat.board("PLAIN15")
+    assert board.dim == 15 and board.layout_name == "plain15" and board.premium(0, 0) == (1, 1)
+    pos = parse_cgp(f"{EMPTY15} AEI/ 0/0 0", catalog=cat, layout="plain15")
+    assert pos.board.premium(0, 0) == (1, 1) and write_cgp(pos) == f"{EMPTY15} AEI/ 0/0 0 bdn plain15;"
+    assert parse_cgp(write_cgp(pos), catalog=cat).board == pos.board
+    with pytest.raises(LanguageError, match="unknown board layout 'plain15'"):
+        parse_cgp(write_cgp(pos))
+    # a file of a shipped layout's name takes its place in this catalog only
+    own = tmp_path / "standard15.txt"
+    own.write_text(path.read_text())
+    shadow = Catalog()
+    shadow.add_layout_file(own)
+    assert shadow.board("standard15").premium(0, 0) == (1, 1) and PACKAGE_CATALOG.board("standard15").premium(0, 0) != (1, 1)
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("missing.txt", None, "layout file .*missing.txt' does not exist"),
+    ("bad.txt", "7, 7\n" + "x" * 15 + "\n" + ". \n" * 14, "board layout bad.txt: .*unknown premium 'x' at row 1, column 1"),
+    ("two words.txt", "1, 1\n   \n   \n   \n", "its name .* must be 1 to 64 letters"),
+    ("CrosswordGame.txt", "1, 1\n   \n   \n   \n", "CrosswordGame is another name of the standard15 layout"),
+])
+def test_layout_files_that_do_not_fit_are_one_line_errors(tmp_path, name, text, needle):
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(LanguageError, match=needle) as info:
+        Catalog().add_layout_file(path)
+    assert "\n" not in str(info.value)
+
+
+def test_a_named_layout_overrides_the_size_and_must_agree_with_bdn():
+    pos = parse_cgp(f"{EMPTY21} AEI/ 0/0 0 lex NWL20;", layout="SuperCrosswordGame")
+    assert pos.board.layout_name == "standard21" and pos.ld.name == "english_super"
+    with pytest.raises(FormatError, match="CGP board has 15 rows; expected 21"):
+        parse_cgp(f"{EMPTY15} AEI/ 0/0 0", layout="standard21")
+    with pytest.raises(LanguageError, match="names the board layout standard15 but CGP op bdn names standard21"):
+        parse_cgp(f"{EMPTY21} AEI/ 0/0 0 bdn SuperCrosswordGame;", layout="standard15")
+    assert parse_cgp(f"{EMPTY15} AEI/ 0/0 0 bdn CrosswordGame;", layout="standard15").board.dim == 15

@@ -19,6 +19,7 @@ import {
 } from "@macondo/client";
 import { $, h, listOf, replaceKeepingScroll, summaryList, table } from "./dom";
 import { addOnlySolve, describePegOptions, newPegView, pegOptions, renderPeg, resetPegOptions } from "./peg";
+import { clearSimHeat, newSimStatsView, paintHeat, renderSimStats } from "./simstats";
 
 // ------------------------------------------------------------------ set-up
 
@@ -262,6 +263,37 @@ async function playMove(move: string): Promise<void> {
   clearResults();
 }
 
+async function engineMove(): Promise<void> {
+  if (!state.game) throw new Error("load a position first");
+  if (state.game.gameOver) throw new Error("the game is over");
+  const strategy = $<HTMLSelectElement>("engine-strategy").value;
+  const status = $("engine-status");
+  status.textContent = `the engine (${strategy}) is choosing…`;
+  const button = $<HTMLButtonElement>("engine-play");
+  button.disabled = true;
+  try {
+    const resp = await client.engineMove({ gameId: state.game.gameId, strategy });
+    await setGame(resp.game!);
+    clearResults();
+    const planned = resp.budgetSeconds ? ` of ${resp.budgetSeconds.toFixed(1)}` : "";
+    status.textContent = `${strategy} played ${resp.move?.notation ?? "?"} (${resp.phase}, ` +
+      `${resp.seconds.toFixed(1)} s${planned})${resp.detail ? `: ${resp.detail}` : ""}`;
+    status.dataset.move = resp.move?.notation ?? "";
+    status.dataset.phase = resp.phase;
+  } catch (err) {
+    status.textContent = "";
+    throw err;
+  } finally {
+    button.disabled = !state.game || state.game.gameOver;
+  }
+}
+
+function clockText(seconds: number): string {
+  const s = Math.abs(seconds);
+  const text = `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, "0")}`;
+  return seconds < 0 ? `−${text} over` : text;
+}
+
 async function copyCgp(): Promise<void> {
   const cgp = state.game?.cgp ?? "";
   if (!cgp) throw new Error("load a position first");
@@ -394,6 +426,7 @@ function renderBoard(): void {
           sq.append(h("span", { className: "prem", textContent: prem[1] }));
         }
         sq.setAttribute("aria-label", `${coord} empty${prem ? `, ${prem[1]}` : ""}`);
+        paintHeat(sq, r, c, state.cgp);
       }
       if (state.cursor && state.cursor.row === r && state.cursor.col === c) sq.classList.add("cursor");
       sq.dataset.coord = coord;
@@ -439,9 +472,13 @@ function renderPlayers(): void {
     const rackEl = h("div", { className: "rack" }, h("span", { className: "tiles", data: { rack } }, ...chips),
       known ? h("span", { className: "known", textContent: " known" }) : null);
     rackEl.setAttribute("aria-label", `rack ${rack ? rack + (known ? " (known)" : "") : "not known"}`);
+    const clock = g.clockRemaining.length === 2
+      ? h("div", { className: "clock", textContent: `clock ${clockText(g.clockRemaining[i])}` +
+          (g.timePenalties[i] ? ` · time penalty −${g.timePenalties[i]}` : "") })
+      : null;
     const box = h("div", { className: "player" + (i === g.onTurn ? " on-turn" : ""), data: { player: String(i) } },
       h("div", { className: "name", textContent: `${name}${i === g.onTurn ? " — on turn" : ""}` }),
-      h("div", { className: "score", textContent: String(g.scores[i] ?? 0) }), rackEl);
+      h("div", { className: "score", textContent: String(g.scores[i] ?? 0) }), rackEl, clock);
     el.append(box);
   });
   const unseen = tilesOf(g.unseen).length;
@@ -466,6 +503,7 @@ function renderPlayers(): void {
   }
   $<HTMLInputElement>("tile-order").disabled = need === 0;
   $<HTMLButtonElement>("copy-cgp").disabled = false;
+  $<HTMLButtonElement>("engine-play").disabled = g.gameOver || state.job !== undefined;
   const exportable = state.origin !== "cgp";
   const exp = $<HTMLButtonElement>("export-gcg");
   exp.disabled = !exportable;
@@ -522,6 +560,7 @@ function renderAll(): void {
 
 function clearResults(): void {
   if (state.job) return;     // a running job's results stay until it ends (it analyses the position it started on)
+  clearSimHeat();
   $("results").replaceChildren();
   for (const k of Object.keys($("results").dataset)) delete $("results").dataset[k];
   $("job-status").textContent = "";
@@ -629,7 +668,7 @@ async function runJob<T extends { jobId: string; final: boolean; stopped: boolea
 }
 
 function setRunning(running: boolean): void {
-  for (const id of ["gen", "sim", "endgame", "peg", "load-cgp", "load-gcg", "new-game"]) {
+  for (const id of ["gen", "sim", "endgame", "peg", "load-cgp", "load-gcg", "new-game", "engine-play"]) {
     $<HTMLButtonElement>(id).disabled = running;
   }
   $<HTMLButtonElement>("stop").disabled = !running;
@@ -641,8 +680,21 @@ async function simulate(): Promise<void> {
     position: position(), numPlays: int("opt-sim-plays"), iterations: int("opt-iterations"), plies,
     maxTime: seconds("opt-sim-time"), stop: Number($<HTMLSelectElement>("opt-sim-stop").value),
     threads: int("opt-sim-threads"), oppRack: val("opt-sim-opp"), plays: listOf(val("opt-sim-extra")),
+    stats: $<HTMLInputElement>("opt-sim-stats").checked && plies > 0,
   });
+  // the statistics of the play chosen (a row's click; the leader at first) below the table, its heatmap on the board
+  const cgp = state.cgp;
+  const view = newSimStatsView();
+  const statsBox = h("section", { id: "sim-stats", className: "sim-stats" });
+  let last: SimulateProgress | undefined;
+  const drawStats = () => {
+    if (!last) return;
+    renderSimStats(statsBox, last, cgp, view, drawStats);
+    renderBoard();
+  };
+  clearSimHeat();
   await runJob("simulation", job, (snap) => {
+    last = snap;
     const plays = snap.plays;
     const results = $("results");
     const p = h("p", { className: "summary" },
@@ -653,8 +705,14 @@ async function simulate(): Promise<void> {
         `${pl.equity.toFixed(2)} ± ${(1.96 * pl.equityStderr).toFixed(2)}`,
         `${pl.iterations}${pl.pruned ? " (pruned)" : ""}`]),
       (i) => ({ move: plays[i].move?.notation ?? "", winPct: plays[i].winPct.toFixed(3) }),
-      (i) => plays[i].move && showMove(plays[i].move!),
-    ));
+      (i) => {
+        view.play = plays[i].move?.notation ?? "";
+        if (last) renderSimStats(statsBox, last, cgp, view, drawStats);
+        if (plays[i].move) showMove(plays[i].move!);
+      },
+    ), statsBox);
+    renderSimStats(statsBox, snap, cgp, view, drawStats);
+    renderBoard();
     results.dataset.plays = String(plays.length);
     results.dataset.iterations = snap.iterations.toString();
     results.dataset.stopReason = snap.stopReason;
@@ -782,6 +840,7 @@ on("sim", simulate);
 on("endgame", endgame);
 on("peg", preEndgame);
 on("copy-cgp", copyCgp);
+on("engine-play", engineMove);
 on("export-gcg", exportGcg);
 on("stop", async () => {
   if (!state.job) return;

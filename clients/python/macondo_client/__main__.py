@@ -39,8 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from .shell import run_shell
 
                 return run_shell(client)
+            from .render import lexicon_label
+
             si = client.server_info()
-            lexica = ", ".join(lx.name for lx in si.lexica)
+            lexica = ", ".join(lexicon_label(lx) for lx in si.lexica)
             print(f"server {si.version} (API {si.api_version}); lexica: {lexica}; default {si.default_lexicon}")
             return 0
     except MacondoError as exc:

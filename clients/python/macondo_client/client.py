@@ -276,7 +276,8 @@ class Client:
     def simulate(self, cgp: str, lexicon: str = "", timeout: float | None = None,
                  **options: Any) -> Stream[pb.SimulateProgress]:
         """Options: plies, num_plays, plays (list of moves), iterations, stop (95/98/99), max_time, threads,
-        seed, opp_rack; inference: infer_play (the opponent's last play as on the board, or 'exch N'),
+        seed, opp_rack, stats (each play's score histograms, heatmaps and the opponent's rack around their
+        reply); inference: infer_play (the opponent's last play as on the board, or 'exch N'),
         infer_withdrawn, infer_tolerance, infer_max_racks."""
         req = _request(pb.SimulateRequest, position=self._position(cgp, lexicon), **options)
         return self._stream("Simulate", req, timeout)
@@ -301,6 +302,15 @@ class Client:
         lexicon, sim_iterations, sim_plies, sim_plays, sim_max_time, peg_max_bag, peg_plays, peg_endgame_plies,
         peg_max_time, endgame_plies, endgame_max_time, endgame_candidates, threads, seed, annotated_gcg."""
         return self._stream("AnalyzeGame", _request(pb.AnalyzeGameRequest, gcg=gcg, **options), timeout)
+
+    def review_games(self, games: list[pb.ReviewGame] | list[tuple[str, str]], top: int | None = None,
+                     timeout: float | None = None, **options: Any) -> Stream[pb.ReviewGamesProgress]:
+        """Review many games (ReviewGame messages, or (name, GCG text) pairs) and sum them up per player: a
+        message as games finish (`games` holds the new ones, `errors` the games refused), the last one final with
+        the `summary` and its `json`. Options: those of analyze (player, lexicon, budgets, threads, seed)."""
+        items = [g if isinstance(g, pb.ReviewGame) else pb.ReviewGame(name=g[0], gcg=g[1]) for g in games]
+        req = pb.ReviewGamesRequest(games=items, options=_request(pb.AnalyzeGameRequest, **options), top=top or 0)
+        return self._stream("ReviewGames", req, timeout)
 
     def autoplay(self, timeout: float | None = None, **options: Any) -> Stream[pb.AutoplayProgress]:
         """Options: games, lexicon, leaves, lexicon2, leaves2, seed, threads, pairs."""
@@ -335,11 +345,15 @@ class Client:
 
     def create_game(self, lexicon: str = "", seed: int = 0, players: list[str] | None = None,
                     bingo_bonus: int = 0, cgp: str = "", gcg: str = "", turn: int | None = None,
-                    challenge_rule: str = "") -> pb.GameState:
+                    challenge_rule: str = "", clock_seconds: float = 0.0,
+                    overtime_penalty: int | None = None) -> pb.GameState:
+        """A new game; `clock_seconds` makes it a timed game (each player's clock; a CGP's tmr op does too)."""
         req = pb.CreateGameRequest(lexicon=lexicon, seed=seed, players=players or [], bingo_bonus=bingo_bonus,
-                                   cgp=cgp, gcg=gcg, challenge_rule=challenge_rule)
+                                   cgp=cgp, gcg=gcg, challenge_rule=challenge_rule, clock_seconds=clock_seconds)
         if turn is not None:
             req.turn = turn
+        if overtime_penalty is not None:
+            req.overtime_penalty = overtime_penalty
         reply: pb.GameState = self._unary("CreateGame", req)
         return reply
 

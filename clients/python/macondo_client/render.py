@@ -5,6 +5,9 @@ prints. The shell draws what a server sends; the engine's CLI converts its resul
 
 from __future__ import annotations
 
+import io
+import math
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +35,16 @@ def _duration(sec: float) -> str:
     if sec < 5400:
         return f"{sec / 60:.0f} min"
     return f"{sec / 3600:.1f} h"
+
+
+# ------------------------------------------------------------------ server info
+
+
+def lexicon_label(lx: pb.LexiconInfo) -> str:
+    """A lexicon as a server lists it: its name, then its letter distribution and board when the server
+    says them ("FRA20 (french, standard15)")."""
+    board = ", ".join(x for x in (lx.distribution, lx.layout) if x)
+    return f"{lx.name} ({board})" if board else lx.name
 
 
 # ------------------------------------------------------------------ move generation
@@ -109,9 +122,9 @@ def sim_json(snap: pb.SimulateProgress) -> JSON:
                 "equity": round(p.equity, 3),
                 "equity_stderr": round(p.equity_stderr, 3),
                 "pruned": p.pruned,
-                "ply_stats": [{"mean_score": round(s.mean_score, 2), "bingo_pct": round(s.bingo_pct, 2)}
-                              for s in p.ply_stats],
-            }
+                "ply_stats": [_ply_json(s) for s in p.ply_stats],
+            } | ({"opponent_leave": {t.tile: {"held": round(t.held, 4), "kept": round(t.kept, 4)}
+                                     for t in p.opponent_leave}} if p.opponent_leave else {})
             for p in snap.plays
         ],
         "seconds": round(snap.elapsed_seconds, 3),
@@ -119,7 +132,197 @@ def sim_json(snap: pb.SimulateProgress) -> JSON:
         "samples": snap.samples,
         "stop_rule": snap.stop_rule or "z",
         "confidence": snap.confidence or None,
-    }
+    } | ({"score_bin_width": snap.score_bin_width} if snap.score_bin_width else {})
+
+
+def _ply_json(s: pb.PlyStats) -> JSON:
+    out: JSON = {"mean_score": round(s.mean_score, 2), "bingo_pct": round(s.bingo_pct, 2)}
+    if s.score_histogram:
+        out["score_histogram"] = list(s.score_histogram)
+    if s.heatmap:
+        dim = math.isqrt(len(s.heatmap))
+        out["heatmap"] = [list(s.heatmap[r * dim:(r + 1) * dim]) for r in range(dim)]
+    return out
+
+
+# ------------------------------------------------------------------ simulation statistics (SimulateRequest.stats)
+
+
+def _norm_play(text: str) -> str:
+    return " ".join(text.upper().split())
+
+
+def find_sim_play(snap: pb.SimulateProgress, text: str) -> tuple[int, pb.SimmedPlayInfo]:
+    """A simulated play by its rank in the table (3, #3) or its notation ('8G QI', '2L P.ND', '2L P(O)ND'):
+    (rank, play). A ValueError names what was asked for when no play matches."""
+    want = _norm_play(text)
+    rank = want.lstrip("#")
+    if rank.isdigit():
+        k = int(rank)
+        if not 1 <= k <= len(snap.plays):
+            raise ValueError(f"no play #{k}: the simulation has {len(snap.plays)}")
+        return k, snap.plays[k - 1]
+    for i, p in enumerate(snap.plays, 1):
+        display = _norm_play(p.move.display)
+        dotted = re.sub(r"\([^)]*\)", lambda m: "." * len(m.group(0)[1:-1]), display)
+        if want in (_norm_play(p.move.notation), display, dotted):
+            return i, p
+    raise ValueError(f"{text[:40]!r} is not among the simulated plays (a play's notation or its rank, e.g. 1)")
+
+
+def _has_stats(p: pb.SimmedPlayInfo) -> bool:
+    return any(len(s.score_histogram) for s in p.ply_stats) or len(p.opponent_leave) > 0
+
+
+def _need_stats(snap: pb.SimulateProgress, p: pb.SimmedPlayInfo) -> None:
+    if not _has_stats(p):
+        raise ValueError("the simulation collected no statistics (simulate with stats on)"
+                         if not any(_has_stats(q) for q in snap.plays) else
+                         f"no statistics for {p.move.notation}: it has no complete iteration")
+
+
+def _bin_label(k: int, width: int, last: bool) -> str:
+    return f"{k * width}+" if last else f"{k * width}-{(k + 1) * width - 1}"
+
+
+def _who(ply: int) -> str:
+    return "the opponent" if ply % 2 == 1 else "the player on turn"
+
+
+def sim_playstats_text(snap: pb.SimulateProgress, play: str, bar: int = 40) -> str:
+    """One play's statistics per ply: the mean score, the bingo rate and the histogram of the scores (each bin's
+    iterations, share and a bar)."""
+    rank, p = find_sim_play(snap, play)
+    _need_stats(snap, p)
+    width = snap.score_bin_width or 10
+    lines = [f"#{rank} {p.move.display.strip()}: {p.iterations} iterations, win {p.win_pct:.2f}%, "
+             f"equity {p.equity:+.2f}"]
+    for k, ply in enumerate(p.ply_stats, 1):
+        lines.append(f"Ply {k} ({_who(k)}): mean score {ply.mean_score:.2f}, bingos {ply.bingo_pct:.2f}%")
+        hist = list(ply.score_histogram)
+        total = sum(hist) or 1
+        top = max(hist) if hist else 0
+        last_used = max((i for i, c in enumerate(hist) if c), default=-1)
+        for i, c in enumerate(hist):
+            if i > last_used and i > 4:
+                break
+            n = round(bar * c / top) if top else 0
+            lines.append(f"  {_bin_label(i, width, i == len(hist) - 1):>8} {c:>9} {100 * c / total:5.1f}% "
+                         f"{'█' * n}".rstrip())
+    return "\n".join(lines)
+
+
+def sim_tilestats_text(snap: pb.SimulateProgress, plays: list[str] | None = None, top: int = 5) -> str:
+    """The opponent's rack around their reply (ply 1): per letter, the mean count on it before the reply (held,
+    the leader's column) and left after it (kept) for each play (the top `top` plays, or those named)."""
+    chosen = ([find_sim_play(snap, t) for t in plays] if plays else
+              [(i, p) for i, p in enumerate(snap.plays[:top], 1)])
+    for _, p in chosen:
+        _need_stats(snap, p)
+    if not chosen:
+        raise ValueError("the simulation has no plays")
+    heads = [f"#{i} {p.move.display.strip()}" for i, p in chosen]
+    cols = [max(9, len(h)) for h in heads]
+    lines = ["The opponent's rack around their reply (ply 1), mean count per iteration: held before it, kept "
+             "after it (before drawing)",
+             f"{'tile':<5}{'held':>7}  " + "  ".join(f"{h:>{w}}" for h, w in zip(heads, cols, strict=True))]
+    first = chosen[0][1]
+    for j, t in enumerate(first.opponent_leave):
+        if all(p.opponent_leave[j].held == 0 for _, p in chosen):
+            continue
+        kept = [p.opponent_leave[j].kept for _, p in chosen]
+        lines.append(f"{t.tile:<5}{t.held:>7.3f}  " + "  ".join(f"{k:>{w}.3f}" for k, w in zip(kept, cols, strict=True)))
+    held = sum(t.held for t in first.opponent_leave)
+    lines.append(f"{'all':<5}{held:>7.3f}  " + "  ".join(
+        f"{sum(t.kept for t in p.opponent_leave):>{w}.3f}" for (_, p), w in zip(chosen, cols, strict=True)))
+    return "\n".join(lines)
+
+
+def board_cells(cgp: str) -> list[list[str]]:
+    """The board of a CGP as rows of cells: "" empty, else the tile (lower case a blank; a multi-letter tile
+    written [L·L] is one cell)."""
+    rows = (cgp.split() or [""])[0].split("/")
+    out = []
+    for row in rows:
+        cells: list[str] = []
+        for m in re.finditer(r"(\d+)|\[([^\]]+)\]|(.)", row):
+            if m.group(1):
+                cells.extend([""] * int(m.group(1)))
+            else:
+                cells.append(m.group(2) or m.group(3))
+        out.append(cells)
+    return out
+
+
+def _move_cells(move: pb.Move) -> dict[tuple[int, int], str]:
+    """The squares a placement puts tiles on (played-through squares left out)."""
+    if move.type != pb.TILE_PLACEMENT:
+        return {}
+    tiles = [m.group(1) or m.group(2) for m in re.finditer(r"\[([^\]]+)\]|(.)", move.tiles)]
+    down = move.direction == pb.VERTICAL
+    return {(move.row + (i if down else 0), move.column + (0 if down else i)): t
+            for i, t in enumerate(tiles) if t != "."}
+
+
+def _heat_color(x: float) -> tuple[int, int, int]:
+    """0..1 to a colour: dark slate through amber to red."""
+    stops = ((0.0, (52, 58, 70)), (0.5, (235, 170, 40)), (1.0, (215, 40, 30)))
+    for (a, ca), (b, cb) in zip(stops, stops[1:], strict=False):
+        if x <= b:
+            f = (x - a) / (b - a)
+            r, g, bl = (round(u + (v - u) * f) for u, v in zip(ca, cb, strict=True))
+            return r, g, bl
+    return stops[-1][1]
+
+
+def sim_heatmap(snap: pb.SimulateProgress, play: str, ply: int = 1, cgp: str = "", color: bool = True,
+                width: int = 200) -> str:
+    """Where one play's `ply` (1: the opponent's reply) put its tiles: the board (from `cgp`, the position
+    simulated) with each empty square's share of the iterations in which that ply put a tile on it, in per cent,
+    shaded from cool to hot when `color`; the play's own tiles marked *. Drawn with rich (ANSI colours when
+    `color`)."""
+    from rich.console import Console
+    from rich.style import Style
+    from rich.text import Text
+
+    rank, p = find_sim_play(snap, play)
+    _need_stats(snap, p)
+    if not 1 <= ply <= len(p.ply_stats):
+        raise ValueError(f"ply must be 1 to {len(p.ply_stats)} (the simulation's plies), got {ply}")
+    heat = list(p.ply_stats[ply - 1].heatmap)
+    dim = math.isqrt(len(heat))
+    board = board_cells(cgp) if cgp else []
+    own = _move_cells(p.move)
+    n = p.iterations or 1
+    top = max(heat) if heat else 0
+    cols = "ABCDEFGHIJKLMNOPQRSTU"
+    text = Text()
+    text.append(f"#{rank} {p.move.display.strip()}, ply {ply} ({_who(ply)}): the squares its tiles went on, "
+                f"% of {p.iterations} iterations ({sum(heat)} tiles; * the play's own tiles)\n")
+    text.append("    " + "".join(f"{c:>3} " for c in cols[:dim]).rstrip() + "\n")
+    for r in range(dim):
+        text.append(f"{r + 1:>3} ")
+        for c in range(dim):
+            tile = board[r][c] if r < len(board) and c < len(board[r]) else ""
+            count = heat[r * dim + c]
+            if (r, c) in own:
+                text.append(f"{own[(r, c)].upper() + '*':>3} ", Style(bold=True, color="black", bgcolor="rgb(120,200,255)"))
+            elif tile:
+                text.append(f"{tile.upper():>3} ", Style(bold=True, color="white", bgcolor="rgb(90,90,90)"))
+            elif count == 0:
+                text.append("  . ", Style(color="rgb(120,120,120)"))
+            else:
+                pct = 100 * count / n
+                label = "<1" if pct < 1 else f"{pct:.0f}"
+                rgb = _heat_color(count / top)
+                fg = "black" if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 150 else "white"
+                text.append(f"{label:>3} ", Style(color=fg, bgcolor=f"rgb{rgb}".replace(" ", "")))
+        text.append("\n")
+    out = io.StringIO()
+    console = Console(file=out, highlight=False, force_terminal=color, no_color=not color, width=width,
+                      color_system="truecolor" if color else None)
+    console.print(text, end="", soft_wrap=True)
+    return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").split("\n"))
 
 
 # ------------------------------------------------------------------ inference
@@ -633,6 +836,8 @@ def _turn_json(t: pb.TurnAnalysis) -> JSON:
         "missed_bingo": t.missed_bingo, "phony": t.phony, "phony_words": list(t.phony_words),
         "phony_challenged": t.phony_challenged, "missed_challenge": t.missed_challenge,
         "complete": t.complete, "skipped": t.skipped or None, "notes": list(t.notes),
+        "withdrawn": t.withdrawn, "best_bingo": t.best_bingo, "win_after": _opt(t, "win_after", 2),
+        "win_best": _opt(t, "win_best", 2), "win_source": t.win_source or None,
     }
 
 
@@ -661,7 +866,7 @@ def analysis_json(msg: pb.AnalyzeProgress) -> JSON:
                    "endgame_plies": b.endgame_plies, "endgame_candidates": b.endgame_candidates,
                    "seed": b.seed},
         "turns_analysed": len(msg.turns), "turns_total": msg.turns_total, "stopped": msg.stopped,
-        "warnings": list(msg.warnings),
+        "reused": msg.reused, "warnings": list(msg.warnings),
         "summary": [_summary_json(s) for s in msg.summary],
         "turns": [_turn_json(t) for t in msg.turns],
     }
@@ -690,6 +895,7 @@ def analysis_report(msg: pb.AnalyzeProgress, console: Console) -> None:
     names = " vs ".join(p.nick for p in msg.players)
     console.print(f"[bold]{msg.game or 'game'}[/bold]: {names} ({msg.lexicon}); "
                   f"{len(msg.turns)} of {msg.turns_total} turns analysed in {msg.elapsed_seconds:.1f} s"
+                  + (" (taken from the review store)" if msg.reused else "")
                   + (" [yellow](stopped: what was done so far)[/yellow]" if msg.stopped else ""))
     for w in msg.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
@@ -751,6 +957,82 @@ def analysis_report(msg: pb.AnalyzeProgress, console: Console) -> None:
             est = "" if t.complete else "; an estimate: the budget was cut"
             console.print(f"  event {t.event} (line {t.line}): {t.played.move} instead of "
                           f"{t.best.move if t.HasField('best') else '?'} ({loss}, {t.mistake}{est})")
+
+
+def _mistake_json(m: pb.ReviewMistake) -> JSON:
+    return {"game": m.game, "event": m.event, "line": m.line, "nick": m.nick, "phase": m.phase, "played": m.played,
+            "best": m.best, "size": m.size, "win_loss": _opt(m, "win_loss", 2), "spread_loss": _opt(m, "spread_loss"),
+            "equity_loss": _opt(m, "equity_loss", 2), "loss_is_bound": m.loss_is_bound, "complete": m.complete}
+
+
+def review_summary_json(s: pb.ReviewSummary) -> JSON:
+    """The summary of many reviewed games, as `macondo analyze --summary --json` prints it."""
+    return {
+        "games": s.games, "analysed": s.analysed, "reused": s.reused, "failed": s.failed, "stopped": s.stopped,
+        "players": [{
+            "name": r.name, "nicks": list(r.nicks), "games": r.games, "turns": r.turns, "optimal": r.optimal,
+            "equity_lost": round(r.equity_lost, 2), "win_pct_lost": round(r.win_pct_lost, 2),
+            "win_pct_lost_per_turn": round(r.win_pct_lost_per_turn, 2), "spread_lost": r.spread_lost,
+            "mistakes": {"small": r.small_mistakes, "medium": r.medium_mistakes, "large": r.large_mistakes},
+            "mistake_index": round(r.mistake_index, 2), "mistake_index_per_game": round(r.mistake_index_per_game, 2),
+            "best_bingos_missed": r.best_bingos_missed, "bingos_available": r.bingos_available,
+            "bingos_missed": r.bingos_missed, "phonies": r.phonies, "phonies_challenged": r.phonies_challenged,
+            "challenges_missed": r.challenges_missed, "blown_endgames": r.blown_endgames,
+            "biggest_mistakes": [_mistake_json(m) for m in r.biggest_mistakes],
+        } for r in s.players],
+    }
+
+
+def _mistake_loss(m: pb.ReviewMistake) -> str:
+    if m.HasField("win_loss") and m.phase != "endgame":
+        return f"-{'>=' if m.loss_is_bound else ''}{m.win_loss:.1f}% win"
+    if m.HasField("spread_loss"):
+        return f"-{m.spread_loss} spread"
+    return f"-{m.equity_loss:.1f} equity" if m.HasField("equity_loss") else "?"
+
+
+def review_summary_report(s: pb.ReviewSummary, console: Console) -> None:
+    """The summary of many reviewed games on a rich Console: a row per player (the lowest mistake index per
+    game first), then each player's biggest mistakes."""
+    from rich import box
+    from rich.table import Table
+
+    failed = f"; {s.failed} could not be analysed" if s.failed else ""
+    console.print(f"[bold]Review of {s.games} game{'s' if s.games != 1 else ''}[/bold]: {s.analysed} analysed, "
+                  f"{s.reused} taken from the review store{failed}"
+                  + (" [yellow](stopped: what was done so far)[/yellow]" if s.stopped else ""))
+    plain = not console.is_terminal
+    tb = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=False)
+    cols = [("Player", "left"), ("Games", "right"), ("Turns", "right"), ("Best", "right"),
+            ("Win%-/turn", "right"), ("Win%-", "right"), ("Mistakes S/M/L", "right"), ("MI", "right"),
+            ("MI/game", "right"), ("Bingos missed", "right"), ("Phonies", "right"), ("Chall. missed", "right")]
+    for col, just in cols:
+        tb.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in s.players:
+        nicks = [n for n in r.nicks if n != r.name]
+        who = r.name + (f" ({', '.join(nicks)})" if nicks else "")
+        tb.add_row(who, str(r.games), str(r.turns), str(r.optimal), f"{r.win_pct_lost_per_turn:.2f}",
+                   f"{r.win_pct_lost:.1f}", f"{r.small_mistakes}/{r.medium_mistakes}/{r.large_mistakes}",
+                   f"{r.mistake_index:.1f}", f"{r.mistake_index_per_game:.2f}",
+                   f"{r.best_bingos_missed} ({r.bingos_missed}/{r.bingos_available})",
+                   f"{r.phonies} ({r.phonies_challenged})", str(r.challenges_missed))
+    console.print(tb)
+    console.print("Best: best moves played. Win%-: win probability lost (simulated and pre-endgame turns). MI: "
+                  "mistake index (0.2 small + 0.5 medium + 1.0 large). Bingos missed: the best move was a bingo "
+                  "(a bingo available and none played / bingos available). Phonies (challenged off).")
+    for r in s.players:
+        if not r.biggest_mistakes:
+            continue
+        console.print(f"Biggest mistakes of {r.name}:")
+        for m in r.biggest_mistakes:
+            est = "" if m.complete else "; an estimate: the budget was cut"
+            console.print(f"  {m.game} event {m.event} (line {m.line}): {m.played} instead of {m.best or '?'} "
+                          f"({_mistake_loss(m)}, {m.size}{est})")
+
+
+def review_progress_line(snap: pb.ReviewGamesProgress) -> str:
+    """One line for a running review of many games."""
+    return f"review: {snap.games_done}/{snap.games_total} games"
 
 
 # ------------------------------------------------------------------ inference and leave values (Infer, EvaluateLeave)

@@ -38,7 +38,12 @@ from .render import (
     moves_table,
     peg_table,
     progress_line,
+    review_progress_line,
+    review_summary_report,
+    sim_heatmap,
+    sim_playstats_text,
     sim_table,
+    sim_tilestats_text,
 )
 
 HISTORY_FILE = os.environ.get("MACONDO_HISTORY", str(Path.home() / ".macondo_shell_history"))
@@ -162,6 +167,8 @@ SIM_FLAGS = {
     "useinferences": Flag("use_inferences", "bool",
                           "draw the opponent's rack from what their last play suggests (weightedrandomracks)"),
     "tolerance": Flag("infer_tolerance", "float", "inference: points the play may fall short of the best (3)"),
+    "stats": Flag("stats", "bool", "collect each play's statistics for sim heatmap, playstats, tilestats (true)"),
+    "collect-heatmap": Flag("stats", "bool", "same as -stats"),
 }
 ENDGAME_FLAGS = {
     "plies": Flag("plies", "int", "search depth cap (with -maxtime: none, until solved; else 4)"),
@@ -221,6 +228,12 @@ ANALYZE_FLAGS = {
     "threads": Flag("threads", "int", "threads (as many as the server allows a job)"),
     "seed": Flag("seed", "int", "random seed (the same seed gives the same analysis)"),
 }
+REVIEW_FLAGS = {
+    **ANALYZE_FLAGS,
+    "lexicon": Flag("lexicon", "str", "lexicon (default: each file's #lexicon)"),
+    "top": Flag("top", "int", "biggest mistakes listed per player (5)"),
+}
+MAX_REVIEW_FILES = 1000
 INFER_FLAGS = {
     "tolerance": Flag("tolerance", "float", "points of equity the play may fall short of the rack's best (3)"),
     "max-racks": Flag("max_racks", "int", "exhaustive up to this many leaves, else this many random racks (50000)"),
@@ -233,7 +246,7 @@ NEW_FLAGS = {"seed": Flag("seed", "int", "tile draws"), "lexicon": Flag("lexicon
 LOAD_FLAGS = {"turn": Flag("turn", "int", "replay this many events")}
 COMMIT_FLAGS = {"tileorder": Flag("tile_order", "str", "draw order, first drawn first")}
 FLAG_SPECS = {"sim": SIM_FLAGS, "endgame": ENDGAME_FLAGS, "peg": PEG_FLAGS, "autoplay": AUTOPLAY_FLAGS,
-              "analyze": ANALYZE_FLAGS, "infer": INFER_FLAGS,
+              "analyze": ANALYZE_FLAGS, "review": REVIEW_FLAGS, "infer": INFER_FLAGS,
               "new": NEW_FLAGS, "load": LOAD_FLAGS, "commit": COMMIT_FLAGS}
 
 
@@ -287,9 +300,21 @@ def merge_play(a: pb.SimmedPlayInfo, b: pb.SimmedPlayInfo) -> pb.SimmedPlayInfo:
     for k in range(max(len(a.ply_stats), len(b.ply_stats))):
         pa = a.ply_stats[k] if k < len(a.ply_stats) else pb.PlyStats()
         pb_ = b.ply_stats[k] if k < len(b.ply_stats) else pb.PlyStats()
-        out.ply_stats.append(pb.PlyStats(
+        ply = pb.PlyStats(
             mean_score=(pa.mean_score * a.iterations + pb_.mean_score * b.iterations) / n,
-            bingo_pct=(pa.bingo_pct * a.iterations + pb_.bingo_pct * b.iterations) / n))
+            bingo_pct=(pa.bingo_pct * a.iterations + pb_.bingo_pct * b.iterations) / n)
+        # the statistics' counts add (kept only when both runs have them)
+        if len(pa.score_histogram) == len(pb_.score_histogram):
+            ply.score_histogram.extend(x + y for x, y in zip(pa.score_histogram, pb_.score_histogram, strict=True))
+        if len(pa.heatmap) == len(pb_.heatmap):
+            ply.heatmap.extend(x + y for x, y in zip(pa.heatmap, pb_.heatmap, strict=True))
+        out.ply_stats.append(ply)
+    del out.opponent_leave[:]
+    if len(a.opponent_leave) == len(b.opponent_leave):
+        for ta, tb in zip(a.opponent_leave, b.opponent_leave, strict=True):
+            out.opponent_leave.append(pb.LeaveTileStats(
+                tile=ta.tile, held=(ta.held * a.iterations + tb.held * b.iterations) / n,
+                kept=(ta.kept * a.iterations + tb.kept * b.iterations) / n))
     return out
 
 
@@ -774,6 +799,28 @@ class MacondoShell(cmd.Cmd):
         self._set_game(state, show=False)
         self._show_turn(state)
 
+    def do_aiplay(self, arg: str) -> None:
+        """aiplay [STRATEGY]
+        Let the engine play the turn at the cursor (best by default): static, sim[:key=value,...],
+        best[:key=value,...] (simulation, pre-endgame, exact endgame by phase, timed by the game's clock), or
+        a level: beginner, novice, club, expert, champion. Ctrl-C stops a long choice: the server plays its
+        best move so far."""
+        game = self._need_game()
+        strategy = arg.strip() or "best"
+        try:
+            resp = self.client.engine_move(game.game_id, strategy)
+        except KeyboardInterrupt:
+            self.say("stopped: the engine plays its best move so far")
+            state = self.client.get_game(game.game_id)
+            self._set_game(state, show=False)
+            self._show_turn(state)
+            return
+        how = f"{resp.phase}, {resp.seconds:.1f} s" + (f" of {resp.budget_seconds:.1f}" if resp.budget_seconds else "")
+        self.say(f"engine ({strategy}) plays {resp.move.notation} ({how})" +
+                 (f": {resp.detail}" if resp.detail else ""))
+        self._set_game(resp.game, show=False)
+        self._show_turn(resp.game)
+
     def do_add(self, arg: str) -> None:
         """add <MOVE>
         Play a move at the cursor (as commit): the game's later events are dropped, as in Macondo."""
@@ -879,7 +926,7 @@ class MacondoShell(cmd.Cmd):
     # -------------------------------------------------------------- analysis
 
     def do_sim(self, arg: str) -> None:
-        """sim [options] | sim stop | show | details | watch | continue [options] | trim N
+        """sim [options] | sim stop | show | details | watch | continue [options] | trim N | heatmap | playstats | tilestats
         Simulate the top plays in the background (with -fg in the foreground: Ctrl-C stops it and shows
         the result). Without -iterations or -maxtime it runs until stopped (or, with -stop, until the
         leader is that sure); with -maxtime alone it runs for that time (or until -stop's level), with
@@ -891,9 +938,15 @@ class MacondoShell(cmd.Cmd):
         continue [-iterations N] [-maxtime S] [-threads T] [-fg]: simulate the plays of the stopped simulation
         further (until sim stop without a limit) and merge the new iterations into its statistics.
         trim N: drop the N worst plays of the stopped simulation; sim continue goes on with the rest.
+        Statistics (collected unless -stats false; running or stopped): heatmap PLAY [PLY]: the squares the
+        play's ply PLY (1, the opponent's reply, by default) put tiles on, over the board; playstats PLAY: its
+        score histogram and bingo rate per ply; tilestats [PLAY]: what the opponent held and kept around their
+        reply, for the top plays or PLAY. PLAY is a play's notation (quoted or not: "8G QI") or its rank (1).
         Options:
         """
         words = _split(arg)
+        if words and words[0] in ("heatmap", "playstats", "tilestats"):
+            return self._sim_stats(words[0], words[1:])
         if words and words[0] in ("stop", "show", "details", "watch"):
             if len(words) > 1:
                 raise ShellError(f"sim {words[0]} takes no arguments")
@@ -930,6 +983,9 @@ class MacondoShell(cmd.Cmd):
             opts["opp_rack"] = game.known_opp    # what the game has shown of the opponent's rack
         if not opts.get("opp_rack"):
             opts.pop("opp_rack", None)
+        opts.setdefault("stats", True)       # for sim heatmap, playstats, tilestats
+        if opts.get("plies", 2) == 0:
+            opts["stats"] = False            # nothing is played after the candidate: no statistics
         stream = self.client.simulate(game.cgp, lexicon=self.lexicon, **opts)
         errors: list[str] = []
         thread = follow(stream, errors, "sim-follow")
@@ -978,6 +1034,34 @@ class MacondoShell(cmd.Cmd):
             return
         self.say(sim_table(snap, details=verb == "details"))
         self._rank("sim", [p.move.notation for p in snap.plays])
+
+    def _sim_stats(self, verb: str, words: list[str]) -> None:
+        """sim heatmap PLAY [PLY], sim playstats PLAY, sim tilestats [PLAY]: the statistics of the simulation so
+        far (every run merged)."""
+        sim = self.sim
+        if sim is None:
+            raise ShellError("no simulation: start one with sim [options]")
+        snap = sim.result()
+        if snap is None or not snap.plays:
+            raise ShellError("the simulation has no results yet")
+        try:
+            if verb == "tilestats":
+                self.say(sim_tilestats_text(snap, [" ".join(words)] if words else None))
+                return
+            if not words:
+                raise ShellError(f"sim {verb} takes a play: its notation or its rank, e.g. sim {verb} 1")
+            if verb == "playstats":
+                self.say(sim_playstats_text(snap, " ".join(words)))
+                return
+            ply = 1
+            if len(words) > 1 and words[-1].isdigit():
+                ply = int(words[-1])
+                words = words[:-1]
+            color = self.interactive and self.stdout.isatty()
+            self.say(sim_heatmap(snap, " ".join(words), ply, sim.cgp, color=color,
+                                 width=shutil.get_terminal_size().columns if color else 200))
+        except ValueError as exc:
+            raise ShellError(str(exc)) from None
 
     def _stopped_sim(self, verb: str) -> tuple[BackgroundSim, pb.SimulateProgress]:
         sim = self.sim
@@ -1077,7 +1161,8 @@ class MacondoShell(cmd.Cmd):
     def complete_sim(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         if line.split()[1:2] == ["continue"]:
             return _complete_words(text, line, [], SIM_CONTINUE_FLAGS)
-        return _complete_words(text, line, ["stop", "show", "details", "watch", "continue", "trim"], SIM_FLAGS)
+        return _complete_words(text, line, ["stop", "show", "details", "watch", "continue", "trim", "heatmap",
+                                            "playstats", "tilestats"], SIM_FLAGS)
 
     def do_endgame(self, arg: str) -> None:
         """endgame [options]
@@ -1190,6 +1275,56 @@ class MacondoShell(cmd.Cmd):
         analysis_report(msg, console)
         return out.getvalue().rstrip("\n")
 
+    def do_review(self, arg: str) -> None:
+        """review FILE|FOLDER... [options]
+        Review many games as `macondo analyze --summary` does: each .gcg file (a folder: its .gcg files) is
+        read here and sent to the server (ReviewGames), which analyses it (or takes it from its review store)
+        and sums the games up per player: mistakes, mistake index, win% lost, missed bingos, phonies and the
+        biggest mistakes. Ctrl-C stops and sums up the games done.
+        Options:
+        """
+        pos, opts = parse_flags(_split(arg), REVIEW_FLAGS)
+        if not pos:
+            raise ShellError("review which games? review FILE.gcg|FOLDER ...")
+        files: list[Path] = []
+        for word in pos:
+            path = Path(word).expanduser()
+            if path.is_dir():
+                found = sorted(q for q in path.iterdir() if q.suffix.lower() == ".gcg" and q.is_file())
+                if not found:
+                    raise ShellError(f"folder {path} holds no .gcg files")
+                files.extend(found)
+            elif path.is_file():
+                files.append(path)
+            else:
+                raise ShellError(f"no such file or folder: {path}")
+        if len(files) > MAX_REVIEW_FILES:
+            raise ShellError(f"{len(files)} games: at most {MAX_REVIEW_FILES} a review")
+        games = [pb.ReviewGame(name=f.name, gcg=f.read_bytes().decode("utf-8", errors="replace")) for f in files]
+        top = opts.pop("top", None)
+        lexicon = opts.pop("lexicon", None) or self.lexicon or None
+        stream = self.client.review_games(games, top=top, lexicon=lexicon, **opts)
+
+        def render(msg: pb.ReviewGamesProgress) -> str:
+            out = io.StringIO()
+            tty = self.interactive and self.stdout.isatty()
+            from rich.console import Console
+
+            console = Console(file=out, highlight=False, force_terminal=tty, no_color=not tty,
+                              width=shutil.get_terminal_size().columns if tty else 200)
+            for err in msg.errors:
+                console.print(f"{err.game}: not reviewed: {err.error}")
+            if msg.final:
+                review_summary_report(msg.summary, console)
+            return out.getvalue().rstrip("\n")
+
+        self._foreground(stream, render, line=review_progress_line)
+
+    def complete_review(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
+        if text.startswith("-"):
+            return [f"-{name}" for name in REVIEW_FLAGS if f"-{name}".startswith(text)]
+        return _complete_path(text)
+
     def do_infer(self, arg: str) -> None:
         """infer [PLAY [-withdrawn]] [options]
         What the opponent's last play says about the tiles they kept (docs/inference.md): the likeliest
@@ -1296,11 +1431,12 @@ class MacondoShell(cmd.Cmd):
 
     def do_info(self, arg: str) -> None:
         """info
-        The server's version, lexica and limits."""
+        The server's version, lexica (each with its letter distribution, board and leaves) and limits."""
         info = self.client.server_info()
         self.say(f"engine {info.version}, API {info.api_version}, default lexicon {info.default_lexicon}")
         for lx in info.lexica:
-            self.say(f"  {lx.name:<10} {'leaves' if lx.has_leaves else 'no leaves':<10} {lx.source}")
+            self.say(f"  {lx.name:<10} {lx.distribution:<14} {lx.layout:<11} "
+                     f"{'leaves' if lx.has_leaves else 'no leaves':<10} {lx.source}")
         self.say(f"jobs running {info.running_jobs}/{info.limits.max_jobs}")
 
     def do_quit(self, arg: str) -> bool:

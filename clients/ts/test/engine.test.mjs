@@ -79,6 +79,15 @@ for (const [protocol, url] of TRANSPORTS) {
     const sim = await finalOf(startJob(c, "simulate",
       { position: { cgp: START }, numPlays: 3, iterations: 20, plies: 2, seed: 7, threads: 1 }, 60_000));
     assert.ok(sim.last.final && !sim.last.stopped && sim.last.plays.length === 3);
+    // the statistics: int64 counts as bigints, every iteration in one bin of each ply's histogram
+    const stats = await finalOf(startJob(c, "simulate",
+      { position: { cgp: START }, numPlays: 2, iterations: 20, plies: 2, seed: 7, threads: 1, stats: true }, 60_000));
+    assert.equal(stats.last.scoreBinWidth, 10);
+    for (const p of stats.last.plays) {
+      assert.deepEqual(p.plyStats.map((s) => s.scoreHistogram.reduce((a, b) => a + b, 0n)), [20n, 20n]);
+      assert.ok(p.plyStats[0].heatmap.length >= 225 && p.opponentLeave.some((t) => t.held > 0));
+    }
+    assert.ok(sim.last.plays.every((p) => p.plyStats.every((s) => s.scoreHistogram.length === 0)));
 
     const eg = await finalOf(startJob(c, "solveEndgame", { position: { cgp: ENDGAME }, plies: 2, threads: 1 }, 60_000));
     assert.ok(eg.last.final && eg.last.bestLine.length > 0);

@@ -83,6 +83,7 @@ class PegJob:
         self.pos = pos
         self.engine = engine
         lex = engine.lexicon_for(pos, opts.lexicon)
+        self.t0 = time.monotonic()       # the time limit counts the setup too (not loading the lexicon)
         self.lex = lex
         ld = pos.ld
         unseen = pos.unseen_counts(0)
@@ -128,9 +129,17 @@ class PegJob:
         self.plays: list[PegPlay] = []
         # the draw groups depend only on how many tiles a play draws: worked out once per count, then copied
         templates: dict[int, list[tuple[str, tuple[int, ...], int]]] = {}
-        for c in cands:
-            if stop is not None and stop.is_set():
-                break   # stopped during the setup: the plays listed so far, none solved
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        for i, c in enumerate(cands):
+            if (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline):
+                # stopped or out of time during the setup: the plays listed so far (the best by static equity
+                # first), none solved
+                left = len(cands) - i
+                self.scope_note = "; ".join(x for x in (self.scope_note, (
+                    f"the time limit ended the setup: {left} of {len(cands)} plays were not set up "
+                    "(a longer time limit takes them in)") if deadline is not None and not
+                    (stop is not None and stop.is_set()) else "") if x)
+                break
             t = c.tiles_played if c.move.kind == "place" else 0
             if min(t, k) not in templates:
                 templates[min(t, k)] = draw_groups(ld, self.draws, t)
@@ -156,7 +165,6 @@ class PegJob:
         self._eg_quick = 0
         self.total_jobs = sum(len(p.groups) for p in self.plays)
         self.calibrated_on = 0   # full verdicts the plays' estimates rest on (result.estimate_plays)
-        self.t0 = time.monotonic()
 
     # ------------------------------------------------------------------ running
 
