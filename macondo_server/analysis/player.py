@@ -213,10 +213,9 @@ def plan_budget(st: Strategy, phase: str, bag: int, clock: float | None) -> Budg
     """This move's budget: a fixed max_time; else the clock (seconds left) less a reserve, shared over the
     expected turns by phase weight; else the phase's default."""
     if st.max_time > 0:
-        limit = st.max_time * (SIM_OVERRUN if phase == "sim" and st.stop_rule != "none" else 1.0)
-        if clock is not None:
-            limit = min(limit, max(0.0, clock - RESERVE_SECONDS))
-        return Budget(min(st.max_time, limit), limit, "max_time")
+        # a fixed time a move is a cap (equal-time matches): the stopping rule may only shorten it
+        limit = st.max_time if clock is None else min(st.max_time, max(0.0, clock - RESERVE_SECONDS))
+        return Budget(limit, limit, "max_time")
     if clock is not None:
         usable = max(0.0, clock * (1 - RESERVE_FRACTION) - RESERVE_SECONDS)
         turns = expected_turns(bag, st.peg)

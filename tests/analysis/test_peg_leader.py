@@ -215,3 +215,16 @@ def test_the_time_limit_counts_the_setup(engine):
     if len(job.plays) < legal - sum(1 for m in engine.generate(pos, lexicon=lex.name).moves
                                     if m.move.kind == "exchange"):
         assert "the time limit ended the setup" in res.scope_note
+
+
+def test_naming_a_leader_among_thousands_of_plays_is_quick():
+    """A rack with a blank can hold thousands of plays: naming the leader is linear in them (it once compared
+    every play with every other, minutes a snapshot), and the first of the best lower bounds wins ties."""
+    import time
+
+    plays = [_play(f"p{i}", 4, full={0: WIN} if i % 7 == 3 else None) for i in range(6000)]
+    t0 = time.monotonic()
+    res = _named(plays)
+    assert time.monotonic() - t0 < 2.0
+    assert res.best_lower == 10 and res.leader is not None
+    assert plays.index(res.leader) % 7 == 3

@@ -345,7 +345,7 @@ def test_beyond_the_queue_a_request_is_refused_at_once():
     try:
         port = running.http.port
         game = json.loads(_http(port, "/macondo.v1.Engine/CreateGame", b'{"seed": 1}')[1])["gameId"]
-        slow = json.dumps({"gameId": game, "strategy": "sim:iterations=10000000,max_time=4"}).encode()
+        slow = json.dumps({"gameId": game, "strategy": "sim:iterations=10000000,max_time=4,stop=none"}).encode()
         holder = threading.Thread(target=_http, args=(port, "/macondo.v1.Engine/EngineMove", slow), daemon=True)
         holder.start()                        # holds the one RPC thread for ~4 s
         time.sleep(0.5)
@@ -379,7 +379,7 @@ def test_grpc_calls_cancelled_while_they_wait_give_their_place_back():
             stub = pb_grpc.EngineStub(ch)
             game = stub.CreateGame(pb.CreateGameRequest(seed=1), timeout=10)
             holder = stub.EngineMove.future(pb.EngineMoveRequest(game_id=game.game_id,
-                                                                 strategy="sim:iterations=10000000,max_time=2"),
+                                                                 strategy="sim:iterations=10000000,max_time=2,stop=none"),
                                             timeout=20)
             time.sleep(0.3)                   # the one RPC thread is busy for ~2 s
             for _ in range(2):                # two calls give up while they wait for it

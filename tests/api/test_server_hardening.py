@@ -217,8 +217,8 @@ def test_engine_move_sim_honours_a_deadline_and_frees_its_slot(stub, server):
     game = stub.CreateGame(pb.CreateGameRequest(seed=3), timeout=20)
     t0 = time.monotonic()
     try:
-        resp = stub.EngineMove(pb.EngineMoveRequest(game_id=game.game_id, strategy="sim:iterations=10000000"),
-                               timeout=2)
+        resp = stub.EngineMove(pb.EngineMoveRequest(game_id=game.game_id,
+                                                    strategy="sim:iterations=10000000,stop=none"), timeout=2)
         assert resp.move.notation
     except grpc.RpcError as exc:
         assert exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -236,7 +236,8 @@ stub = pb_grpc.EngineStub(grpc.insecure_channel(sys.argv[1]))
 def one(i):
     g = stub.CreateGame(pb.CreateGameRequest(seed=100 + i), timeout=20)
     try:
-        r = stub.EngineMove(pb.EngineMoveRequest(game_id=g.game_id, strategy="sim:iterations=10000000"), timeout=4)
+        r = stub.EngineMove(pb.EngineMoveRequest(game_id=g.game_id, strategy="sim:iterations=10000000,stop=none"),
+                            timeout=4)
         line = "move " + r.move.notation
     except grpc.RpcError as exc:
         line = "status " + exc.code().name
@@ -402,8 +403,9 @@ def test_sigterm_ends_the_server_within_seconds_whatever_runs():
         for st in streams:
             assert next(st).job_id
         games = [s.CreateGame(pb.CreateGameRequest(seed=i), timeout=20) for i in range(2)]
-        moves = [s.EngineMove.future(pb.EngineMoveRequest(game_id=g.game_id, strategy="sim:iterations=10000000,"
-                                                          "plies=5"), timeout=120) for g in games]
+        moves = [s.EngineMove.future(pb.EngineMoveRequest(game_id=g.game_id,
+                                                          strategy="sim:iterations=10000000,stop=none,plies=5"),
+                                     timeout=120) for g in games]
         time.sleep(1.0)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)

@@ -81,8 +81,8 @@ class Bot:
         if self.move_time <= 0:
             return self.strategy
         kind, _, rest = self.strategy.partition(":")
-        if kind.strip() not in ("sim", "best"):
-            return self.strategy      # static and the levels answer at once
+        if kind.strip() not in ("sim", "best") or "max_time=" in rest:
+            return self.strategy      # static and the levels answer at once; a strategy's own max_time stands
         return f"{kind}:{rest + ',' if rest else ''}max_time={self.move_time:g}"
 
     def choose(self, cgp: str, seed: int, bag: int, gcg: str = "", on_turn: int = 0,

@@ -306,7 +306,7 @@ def name_leader(res: PegResult) -> None:
     if len(plays) == 1:
         res.leader, res.leader_reason, res.leader_depth = plays[0], "the only play", "only"
         return
-    top = max(plays, key=lambda p: (p.lower, -plays.index(p)))
+    top = plays[max(range(len(plays)), key=lambda i: (plays[i].lower, -i))]   # the first of the highest
     others = max((q.upper for q in plays if q is not top), default=float("-inf"))
     if top.lower > others or (top.lower == others and top.lower > 0):
         # no other play can end above it (an equal bound: at best a tie)
