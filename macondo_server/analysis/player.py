@@ -43,6 +43,7 @@ RESERVE_FRACTION = 0.05        # of the clock, never planned for
 RESERVE_SECONDS = 1.0
 PANIC_SECONDS = 2.0            # below this on the clock: the static play, at once
 SIM_OVERRUN = 2.0              # an undecided simulation may run to this multiple of its budget
+PEG_MIN_SECONDS = 2.0          # a pre-endgame budget below this: the simulation plays the turn
 ENGINE_MOVE_TT_MB = 64
 # the pre-endgame's default reach: with 1 or 2 tiles in the bag it names a play within a few seconds; with
 # more, setting up its draws alone can take longer than a move's budget (docs/bots.md), so the simulation
@@ -263,6 +264,10 @@ def choose(engine: Engine, game: Game, lex: Lexicon, st: Strategy, turn: Turn | 
         choice = _static(engine, game, lex, st)
     else:
         budget = plan_budget(st, phase, game.bag_size, turn.clock)
+        if phase == "pre-endgame" and budget.limit < PEG_MIN_SECONDS:
+            # too little time for the pre-endgame to name a play from its draws: the simulation plays the turn
+            phase = "sim"
+            budget = plan_budget(st, phase, game.bag_size, turn.clock)
         if phase == "endgame":
             choice = _endgame(engine, game, lex, st, budget, stop, threads)
         elif phase == "pre-endgame":

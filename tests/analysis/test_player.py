@@ -179,3 +179,14 @@ def _played_until(engine, lex, seed: int, bag_at_most: int) -> Game:
         play_move(game, choose(engine, game, lex, expert).move)
     assert not game.game_over
     return game
+
+
+@needs_nwl20
+def test_too_little_time_for_a_pre_endgame_simulates(engine) -> None:
+    lex = engine.lexicon("NWL20")
+    game = _played_until(engine, lex, seed=6, bag_at_most=2)
+    assert 1 <= game.bag_size <= 2
+    quick = choose(engine, game, lex, parse_strategy("best:peg=2,max_time=0.5"))
+    assert quick.phase == "sim" and quick.seconds < 0.5 + 1.0
+    solved = choose(engine, game, lex, parse_strategy("best:peg=2,max_time=5"))
+    assert solved.phase == "pre-endgame"
