@@ -12,6 +12,8 @@ Run:    nice -n 10 .venv/bin/python bench/infer.py run --pairs 500 --out /tmp/in
 Report: .venv/bin/python bench/infer.py report /tmp/infer_pairs.jsonl
 Reveal: .venv/bin/python bench/infer.py reveal --positions 40   (self-play positions with a known rack: the true
         leave's posterior against its prior, and its rank among the inferred leaves)
+Speed:  .venv/bin/python bench/infer.py speed --positions 6   (racks judged per second of CPU by each model, one
+        thread, on midgame positions after a 3-tile play; bench/infer_quality.py measures how good each model is)
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def play_game(engine: Engine, lexicon: str, tile_seed: int, infer_seat: int, arg
             infer_play = last[1 - p] if p == infer_seat else None
             opts = SimOptions(plies=args.plies, num_plays=args.num_plays, iterations=args.iterations, threads=1,
                               seed=tile_seed ^ (moves * 7919), infer_play=infer_play,
-                              infer_tolerance=args.tolerance, infer_max_racks=args.max_racks)
+                              infer_tolerance=args.tolerance, infer_max_racks=args.max_racks,
+                              infer_model=args.model)
             t = time.monotonic()
             res = SimJob(engine, pos, opts).run()
             if infer_play is not None:
@@ -149,7 +152,8 @@ def cmd_reveal(args) -> None:
                 continue
             now = position_from_game(game, {"lex": lex.name}, show_opponent=False)
             res = infer(engine, last_play_on(now, text, lex), InferOptions(threads=args.threads, lexicon=lex.name,
-                                                                           max_racks=args.max_racks))
+                                                                           max_racks=args.max_racks,
+                                                                           model=args.model))
             order = [v.tiles for v in res.leaves]
             true = tuple(sorted(best.leave))
             if true in order:
@@ -168,6 +172,44 @@ def cmd_reveal(args) -> None:
           f"in the top 10 in {sum(1 <= r[1] <= 10 for r in rows)}/{n}")
 
 
+def cmd_speed(args) -> None:
+    """Static self-play; the first 3-tile play after move 8 of each game, inferred by each model on one thread:
+    racks judged per second of process CPU time."""
+    engine = Engine(Settings.load(args.data_dir))
+    lex = engine.lexicon(args.lexicon)
+    models = {"tolerance": {"model": "tolerance"}, "softmax": {"model": "softmax"},
+              "softmax, top 100 moves": {"model": "softmax", "top_n": 100}}
+    rates: dict[str, list[float]] = {k: [] for k in models}
+    seed = args.seed
+    found = 0
+    while found < args.positions and seed < args.seed + 50 * args.positions:
+        seed += 1
+        game = Game(lex.kwg, lex.ld, Board(), seed, 50, 6)
+        game.fill_rack(0)
+        game.fill_rack(1)
+        text = None
+        while not game.game_over and game.bag_size > 10:
+            pos = position_from_game(game, {"lex": lex.name}, show_opponent=True)
+            best = engine.generate(pos, n=1).moves[0]
+            text = format_move(best.move, lex.ld, pos.board, style="table").strip()
+            play_move(game, best.move)
+            if game.history_length >= 8 and best.move.kind == "place" and best.tiles_played == 3:
+                break
+            text = None
+        if text is None:
+            continue
+        found += 1
+        lp = last_play_on(position_from_game(game, {"lex": lex.name}, show_opponent=False), text, lex)
+        for name, kw in models.items():
+            t = time.process_time()
+            res = infer(engine, lp, InferOptions(threads=1, lexicon=lex.name, **kw))
+            rates[name].append(res.racks_judged / max(1e-9, time.process_time() - t))
+        print(f"seed {seed} {text}: {res.racks_judged} racks; " + ", ".join(
+            f"{k} {v[-1]:,.0f}/s" for k, v in rates.items()), flush=True)
+    print(f"{found} positions, racks judged per CPU second (one thread), mean: " + ", ".join(
+        f"{k} {sum(v) / len(v):,.0f}" for k, v in rates.items() if v))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -180,6 +222,7 @@ def main() -> None:
     r.add_argument("--plies", type=int, default=2)
     r.add_argument("--num-plays", type=int, default=8)
     r.add_argument("--tolerance", type=float, default=3.0)
+    r.add_argument("--model", default="softmax", choices=("softmax", "tolerance"))
     r.add_argument("--max-racks", type=int, default=20_000)
     r.add_argument("--worker", type=int, default=0)
     r.add_argument("--workers", type=int, default=1)
@@ -193,10 +236,16 @@ def main() -> None:
     rv.add_argument("--seed", type=int, default=1000)
     rv.add_argument("--threads", type=int, default=2)
     rv.add_argument("--max-racks", type=int, default=50_000)
+    rv.add_argument("--model", default="softmax", choices=("softmax", "tolerance"))
     rv.add_argument("--lexicon", default="NWL20")
     rv.add_argument("--data-dir", default=os.environ.get("MACONDO_DATA_DIR") or shared_lexica())
+    sp = sub.add_parser("speed")
+    sp.add_argument("--positions", type=int, default=6)
+    sp.add_argument("--seed", type=int, default=300)
+    sp.add_argument("--lexicon", default="NWL20")
+    sp.add_argument("--data-dir", default=os.environ.get("MACONDO_DATA_DIR") or shared_lexica())
     args = ap.parse_args()
-    {"run": cmd_run, "report": cmd_report, "reveal": cmd_reveal}[args.cmd](args)
+    {"run": cmd_run, "report": cmd_report, "reveal": cmd_reveal, "speed": cmd_speed}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ from engine_cy.kwg import Kwg
 def count_leaves(pool: Iterable[int], k: int) -> int: ...
 def enumerate_leaves(pool: Sequence[int], k: int) -> tuple[NDArray[np.uint8], NDArray[np.float64]]: ...
 def sample_leaves(pool: Sequence[int], k: int, count: int, seed: int) -> NDArray[np.uint8]: ...
+def split_racks(
+    racks: NDArray[np.uint8], k: int, played: Sequence[int], avail: Sequence[int]
+) -> tuple[NDArray[np.int64], NDArray[np.uint8], NDArray[np.float64]]: ...
 
 @final
 class InferWorker:
@@ -25,13 +28,22 @@ class InferWorker:
         kwg: Kwg,
         klv: Klv | None,
         ld: LetterDistribution,
-        mode: Literal["place", "exchange"],
+        mode: Literal["place", "exchange", "pass"],
         played: Iterable[int],
         play_score: int,
         n_exchanged: int,
         bag_tiles: int,
         tolerance_mp: int,
         bingo_bonus: int = 50,
+        *,
+        model: Literal["tolerance", "softmax"] = "tolerance",
+        temperature: float = 0.0,
+        top_n: int = 20,
+        win_table: NDArray[np.float64] | None = None,
+        spread: float = 0.0,
+        unseen: int = 0,
+        phony: bool = False,
+        play_adjust: int = 0,
     ) -> None: ...
     def run(
         self,
@@ -42,4 +54,6 @@ class InferWorker:
         kept: NDArray[np.uint8],
         best_eq: NDArray[np.int32],
         play_eq: NDArray[np.int32],
+        loglik: NDArray[np.float64] | None = None,
+        top_eq: NDArray[np.int32] | None = None,
     ) -> int: ...

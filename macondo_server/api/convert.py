@@ -10,7 +10,14 @@ from dataclasses import replace
 
 from engine_cy.alphabet import LetterDistribution
 from macondo_server.analysis.endgame import EndgameOptions, EndgameResult, LineMove, RankedLine
-from macondo_server.analysis.infer import DEFAULT_TOLERANCE, InferOptions, InferResult
+from macondo_server.analysis.infer import (
+    DEFAULT_HISTORY,
+    DEFAULT_MODEL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TOLERANCE,
+    InferOptions,
+    InferResult,
+)
 from macondo_server.analysis.peg.options import OUTCOME_NAMES, QUICK_PLIES, QUICK_REPLIES, PegOptions
 from macondo_server.analysis.peg.result import PegPlay, PegResult
 from macondo_server.analysis.review import (
@@ -61,6 +68,8 @@ def sim_options(request: pb.SimulateRequest, threads: int, infer_max_racks: int)
         infer_withdrawn=request.infer_withdrawn,
         infer_tolerance=request.infer_tolerance if request.HasField("infer_tolerance") else 3.0,
         infer_max_racks=infer_max_racks,
+        infer_model=request.infer_model or None,
+        infer_temperature=request.infer_temperature if request.HasField("infer_temperature") else None,
         stats=request.stats,
     )
 
@@ -302,6 +311,8 @@ def infer_to_pb(res: InferResult, ld: LetterDistribution, top: int) -> pb.Infere
         stopped=res.stopped,
         tiles=[pb.InferredTile(tile=ld.label(i), inferred=res.tile_found[i], random=res.tile_expected[i])
                for i in range(ld.size) if res.pool[i] > 0],
+        model=res.model, temperature=res.temperature, description=res.describe, history=res.history,
+        history_racks=res.history_racks, effective_leaves=res.effective_leaves,
     )
 
 
@@ -469,10 +480,14 @@ def review_summary_to_pb(s: ReviewSummary) -> pb.ReviewSummary:
 
 
 def infer_options(request: pb.InferRequest, threads: int, max_racks: int, lexicon: str) -> InferOptions:
-    """An Infer request's options: `max_racks` is the request's, bounded by the server's limits; the tolerance
-    defaults to the classic rangefinder's 3 points (InferOptions.validate bounds it)."""
+    """An Infer request's options: `max_racks` is the request's, bounded by the server's limits; the model, its
+    temperature and the earlier turns weighed default to the inference's, the tolerance to the classic
+    rangefinder's 3 points (InferOptions.validate bounds them)."""
     return InferOptions(tolerance=request.tolerance if request.HasField("tolerance") else DEFAULT_TOLERANCE,
-                        max_racks=max_racks, threads=threads, seed=request.seed, lexicon=lexicon)
+                        max_racks=max_racks, threads=threads, seed=request.seed, lexicon=lexicon,
+                        model=request.model or DEFAULT_MODEL,
+                        temperature=request.temperature if request.HasField("temperature") else DEFAULT_TEMPERATURE,
+                        history=request.history_turns if request.HasField("history_turns") else DEFAULT_HISTORY)
 
 
 def infer_response_to_pb(res: InferResult, ld: LetterDistribution, top: int, lexicon: str,

@@ -8,7 +8,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -20,7 +20,15 @@ from macondo_client.render import analysis_json, review_summary_json
 
 from macondo_server import __version__
 from macondo_server.analysis.endgame import DEFAULT_TT_MB, EndgameJob, EndgameResult
-from macondo_server.analysis.infer import infer, last_play_from_record, last_play_on
+from macondo_server.analysis.infer import (
+    MAX_HISTORY,
+    LastPlay,
+    history_from_record,
+    infer,
+    last_play_before,
+    last_play_from_record,
+    last_play_on,
+)
 from macondo_server.analysis.peg.explain import EVENTUALITY_TT_MB, eventuality, parse_order
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions
@@ -74,7 +82,7 @@ from macondo_server.api.sessions import (
     UnknownGameError,
 )
 from macondo_server.engine.facade import Engine
-from macondo_server.engine.lexicon import LexiconError, UnknownLexiconError
+from macondo_server.engine.lexicon import Lexicon, LexiconError, UnknownLexiconError
 from macondo_server.engine.replay import position_from_game, replay_gcg
 from macondo_server.engine.settings import Settings
 from macondo_server.model.cgp import parse_cgp, write_cgp
@@ -379,6 +387,9 @@ class EngineServicer(pb_grpc.EngineServicer):
             pos = self._position(request.position)
             self.limits.plays(request.num_plays + len(request.plays), "num_plays and plays")
             opts = sim_options(request, job.threads, self.limits.infer_racks(request.infer_max_racks))
+            if request.infer_history:
+                lex = self.engine.lexicon_for(pos, request.position.lexicon or None)
+                opts.infer_history = self._infer_history(request.infer_history, request.position, lex)
             return SimJob(self.engine, pos, opts, stop=job.stop)
 
         def run(sim: SimJob, stop: threading.Event) -> SimResult:
@@ -705,14 +716,18 @@ class EngineServicer(pb_grpc.EngineServicer):
                 raise LimitError(f"max_racks must be 1 to {self.limits.max_infer_racks} (limit max_infer_racks), "
                                  f"got {request.max_racks}", "max_infer_racks")
             max_racks = self.limits.infer_racks(request.max_racks)
+            opts = infer_options(request, 1, max_racks, "")
+            opts.validate()    # a bad tolerance, model or temperature is refused before any work
             if request.game_id:
-                if request.HasField("position") or request.play or request.withdrawn:
-                    raise ValueError("with game_id the play comes from the game: give no position, play or withdrawn")
+                if request.HasField("position") or request.play or request.withdrawn or request.history:
+                    raise ValueError("with game_id the play and the earlier turns come from the game: give no "
+                                     "position, play or withdrawn (nor history)")
                 session = self.sessions.get(request.game_id)
                 lex = session.lexicon
                 with session.busy():
                     replayed = replay_gcg(session.record, lex, session.cursor, session.seed, start=session.start)
                     found = last_play_from_record(session.record, replayed, lex)
+                    history = history_from_record(session.record, replayed, lex, opts.history) if opts.history else []
                     # the game's honest view at the cursor (a rack set there with SetRack included)
                     pos = session.view or (replayed.positions[-1] if replayed.positions else replayed.start)
                     last = last_play_on(pos, found.text, lex, withdrawn=found.withdrawn)
@@ -724,16 +739,31 @@ class EngineServicer(pb_grpc.EngineServicer):
                                       "('8G Q(I)') or 'exch N', or a game_id")
                 lex = self.engine.lexicon_for(pos, request.position.lexicon or None)
                 last = last_play_on(pos, request.play, lex, withdrawn=request.withdrawn)
+                history = self._infer_history(request.history, request.position, lex)
                 cgp = write_cgp(pos)
-            opts = infer_options(request, 1, max_racks, lex.name)
-            opts.validate()    # a bad tolerance is refused before a job is taken
+            opts.lexicon = lex.name
             with self.jobs.job("infer", request.threads) as job:
                 _bind(job, context)
                 opts.threads = job.threads
-                res = infer(self.engine, last, opts, stop=job.stop)
+                res = infer(self.engine, last, opts, stop=job.stop, history=history)
             return infer_response_to_pb(res, last.before.ld, top, lex.name, cgp)
 
         return self._guard(context, run)
+
+    def _infer_history(self, turns: Iterable[pb.InferTurn], where: pb.Position, lex: Lexicon) -> list[LastPlay]:
+        """The opponent's earlier turns of an Infer or Simulate request, each on the position before it (in the
+        request position's lexicon and distribution)."""
+        turns = list(turns)
+        if len(turns) > MAX_HISTORY:
+            raise ValueError(f"history holds at most {MAX_HISTORY} turns, got {len(turns)}")
+        out = []
+        for i, t in enumerate(turns, 1):
+            try:
+                before = self._position(pb.Position(cgp=t.cgp, lexicon=where.lexicon, distribution=where.distribution))
+                out.append(last_play_before(before, t.play, lex, withdrawn=t.withdrawn, allow_pass=True))
+            except FormatError as exc:
+                raise FormatError(f"history turn {i}: {exc}") from None
+        return out
 
     def EvaluateLeave(self, request: pb.EvaluateLeaveRequest,
                       context: grpc.ServicerContext) -> pb.EvaluateLeaveResponse:

@@ -52,6 +52,18 @@ def confidence_arg(text: str) -> float:
     return v
 
 
+def temperature_arg(text: str) -> float:
+    """An argparse type: the inference softmax's temperature, points of equity from 0 to 1e9."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of points from 0 to 1e9, got {text[:40]!r}") from None
+    if not 0 <= v <= 1e9:      # (a NaN fails too)
+        raise argparse.ArgumentTypeError(f"must be a number of points from 0 to 1e9, got {text[:40]!r}")
+    return v
+
+
+INFER_MODELS = ("softmax", "tolerance")   # infer.MODELS, the default first (kept here: parsing imports no engine)
 EG_MAX_TOP = 64        # endgame.MAX_TOP_K and MAX_ALSO_SOLVE (kept here so that parsing imports no engine)
 EG_MAX_ALSO = 64
 
@@ -111,7 +123,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
                       max_time=args.max_time, threads=args.threads, seed=args.seed,
                       opp_rack=args.opp_rack, lexicon=args.lexicon, infer_play=args.infer,
                       infer_withdrawn=args.infer_withdrawn, infer_tolerance=args.tolerance,
-                      infer_max_racks=args.infer_max_racks, stats=stats)
+                      infer_max_racks=args.infer_max_racks, infer_model=args.infer_model,
+                      infer_temperature=args.infer_temperature, stats=stats)
     job = SimJob(engine_for(args), pos, opts)
     live: Live | None = None
     progress: Callable[[SimResult], None] | None = None
@@ -150,12 +163,21 @@ def cmd_sim(args: argparse.Namespace) -> int:
 def cmd_infer(args: argparse.Namespace) -> int:
     from macondo_client.render import inference_json, inference_text
 
-    from macondo_server.analysis.infer import InferOptions, infer, last_play_before, last_play_on
+    from macondo_server.analysis.infer import InferOptions, LastPlay, infer, last_play_before, last_play_on
     from macondo_server.api.convert import infer_to_pb
 
     engine = engine_for(args)
+    opts = InferOptions(tolerance=args.tolerance, max_racks=args.max_racks, threads=args.threads, seed=args.seed,
+                        lexicon=args.lexicon)
+    if args.model is not None:
+        opts.model = args.model
+    if args.temperature is not None:
+        opts.temperature = args.temperature
+    if args.history is not None:
+        opts.history = args.history
+    history: list[LastPlay] = []
     if args.gcg is not None:
-        from macondo_server.analysis.infer import last_play_from_record
+        from macondo_server.analysis.infer import history_from_record, last_play_from_record
         from macondo_server.engine.replay import record_setup, replay_gcg
         from macondo_server.model.gcg import read_gcg_file
 
@@ -171,22 +193,23 @@ def cmd_infer(args: argparse.Namespace) -> int:
         lex, _ = record_setup(record, engine.registry.get(lex_name, distribution_arg(args)))
         if args.turn is not None and not 0 <= args.turn <= len(record.events):
             raise CliError(f"--turn {args.turn} is out of range: the game has {len(record.events)} events")
-        lp = last_play_from_record(record, replay_gcg(record, lex, turn=args.turn), lex)
+        replayed = replay_gcg(record, lex, turn=args.turn)
+        lp = last_play_from_record(record, replayed, lex)
+        history = history_from_record(record, replayed, lex, opts.history) if opts.history else []
         pos = lp.before
-        args.lexicon = lex.name
+        opts.lexicon = lex.name
     else:
         if args.cgp is None or args.play is None:
             raise CliError("give a CGP and the opponent's PLAY, or --gcg FILE [--turn N]")
-        if args.turn is not None:
-            raise CliError("--turn goes with --gcg")
+        if args.turn is not None or args.history is not None:
+            raise CliError(f"{'--turn' if args.turn is not None else '--history'} goes with --gcg")
         pos = read_cgp(args, registry(args))
         lex = engine.lexicon_for(pos, args.lexicon)
         make = last_play_before if args.before else last_play_on
         lp = make(pos, args.play, lex, withdrawn=args.withdrawn)
-    opts = InferOptions(tolerance=args.tolerance, max_racks=args.max_racks, threads=args.threads, seed=args.seed,
-                        lexicon=args.lexicon)
+        history = []
     stop = threading.Event()
-    res = run_interruptible(lambda: infer(engine, lp, opts, stop=stop), stop.set, "inference")
+    res = run_interruptible(lambda: infer(engine, lp, opts, stop=stop, history=history), stop.set, "inference")
     msg = infer_to_pb(res, pos.ld, args.top)
     print(json.dumps(inference_json(msg)) if args.json else inference_text(msg, args.top))
     return 0
@@ -327,6 +350,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="inference: points of equity the play may fall short of the best (default 3)")
     sm.add_argument("--infer-max-racks", type=int_in(1, 10_000_000), default=50_000,
                     help="inference: exhaustive up to this many leaves, else this many random racks")
+    sm.add_argument("--infer-model", choices=INFER_MODELS,
+                    help="inference: softmax (default: racks weighed by how their moves compare with the play) or "
+                         "tolerance (a rack fits when the play is within --tolerance of its best)")
+    sm.add_argument("--infer-temperature", type=temperature_arg,
+                    help="inference: the softmax's temperature in points of equity (default 2)")
     sm.add_argument("--stats", action="store_true",
                     help="collect each play's statistics per ply: score histograms, heatmaps of the squares used, the "
                          "opponent's leave after their reply (in --json; the text shows the leader's)")
@@ -352,8 +380,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inf.add_argument("--turn", type=int_in(0, 1_000_000), help="with --gcg: events replayed (default: all)")
     inf.add_argument("--withdrawn", action="store_true",
                      help="the play was a phony challenged off: its tiles are known to be on the opponent's rack")
+    inf.add_argument("--model", choices=INFER_MODELS,
+                     help="softmax (default: each rack weighed by exp(equity / T) of the play against its top moves) "
+                          "or tolerance (a rack fits when the play is within --tolerance of its best, as Macondo's "
+                          "classic rangefinder)")
+    inf.add_argument("--temperature", type=temperature_arg, help="softmax: T in points of equity (default 2; 0: the "
+                     "best play only)")
     inf.add_argument("--tolerance", type=tolerance_points, default=3.0,
-                     help="points of equity the play may fall short of the rack's best (default 3, as Macondo)")
+                     help="tolerance model: points of equity the play may fall short of the rack's best (default 3)")
+    inf.add_argument("--history", type=int_in(0, 100), metavar="N",
+                     help="with --gcg: the opponent's earlier turns weighed, back to an exchange (default 8; 0: none)")
     inf.add_argument("--max-racks", type=int_in(1, 10_000_000), default=50_000,
                      help="enumerate every leave up to this many distinct ones, else judge this many random "
                      "racks (default 50,000)")

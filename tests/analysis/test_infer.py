@@ -111,7 +111,7 @@ def test_exhaustive_matches_brute_force(engine, nwl):
     for tol in (0.0, 3.0, 10.0):
         ref = _brute_force(engine, nwl, view, played, best.move, tol)
         lp = last_play_before(view, format_move(best.move, nwl.ld, view.board), nwl)
-        res = infer(engine, lp, InferOptions(tolerance=tol, threads=2, lexicon="NWL20"))
+        res = infer(engine, lp, InferOptions(model="tolerance", tolerance=tol, threads=2, lexicon="NWL20"))
         assert res.method == "exhaustive"
         got = {v.tiles: v.posterior for v in res.leaves}
         assert set(got) == set(ref), tol
@@ -142,7 +142,7 @@ def _true_leave_ratios(engine, nwl, count: int) -> list[float]:
         now = position_from_game(game, {"lex": "NWL20"}, show_opponent=False)
         assert not now.racks[1]        # the inferrer never sees the mover's rack
         lp = last_play_on(now, _notation(best.move, nwl.ld, before.board), nwl)
-        res = infer(engine, lp, InferOptions(threads=2, lexicon="NWL20"))
+        res = infer(engine, lp, InferOptions(model="tolerance", threads=2, lexicon="NWL20"))
         assert res.method == "exhaustive" and res.leave_size == 4
         by = {v.tiles: v for v in res.leaves}
         true_leave = tuple(sorted(best.leave))
@@ -212,7 +212,8 @@ def test_withdrawn_phony_tiles_always_kept(engine, nwl):
 
 def test_sim_draws_opponent_racks_from_inferred_leaves(engine, nwl):
     pos = parse_cgp(EMPTY_CAT)
-    job = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=2, seed=9, infer_play="8H CAT"))
+    job = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=2, seed=9, infer_play="8H CAT",
+                                         infer_model="tolerance"))
     res = job.inference
     assert res is not None and res.leaves
     leaves = {v.tiles: v.posterior for v in res.leaves}
@@ -234,7 +235,8 @@ def test_sim_draws_opponent_racks_from_inferred_leaves(engine, nwl):
     plain = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=1, seed=9))
     none = sum(all(_minus(plain.workers[0].dealt_opponent_rack(i), lv) is None for lv in leaves) for i in range(500))
     assert none > 250
-    out = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=2, seed=9, infer_play="8H CAT")).run()
+    out = SimJob(engine, pos, SimOptions(iterations=64, num_plays=4, threads=2, seed=9, infer_play="8H CAT",
+                                         infer_model="tolerance")).run()
     assert out.inference is not None and out.inference.leaves     # the racks were drawn from the inference
     assert len(out.inference.leaves) == len(res.leaves)
 
@@ -301,6 +303,19 @@ def test_bad_options(engine, nwl):
         infer(engine, lp, InferOptions(max_racks=0))
     with pytest.raises(FormatError, match="only for a withdrawn phony"):
         SimJob(engine, parse_cgp(EMPTY_CAT), SimOptions(infer_play="8H CAT", opp_rack="E"))
+    for kw, message in (({"model": "magic"}, "model must be tolerance or softmax"),
+                        ({"temperature": -1.0}, r"temperature must be 0 to 1e\+09"),
+                        ({"temperature": float("inf")}, "temperature"), ({"temperature": 2e9}, "temperature"),
+                        ({"top_n": 0}, "top moves must be 1 to 1000"), ({"value": "score"}, "value must be equity"),
+                        ({"history": -1}, "history must be 0 to 100")):
+        with pytest.raises(FormatError, match=message):
+            infer(engine, lp, InferOptions(**kw))
+    with pytest.raises(FormatError, match="temperature"):
+        SimJob(engine, parse_cgp(EMPTY_CAT), SimOptions(infer_play="8H CAT", infer_temperature=-2.0))
+    with pytest.raises(ValueError, match="earlier turns need their last play"):
+        SimJob(engine, parse_cgp(EMPTY_CAT), SimOptions(infer_history=[lp]))
+    with pytest.raises(FormatError, match="a pass reveals nothing"):
+        infer(engine, last_play_on(parse_cgp(EMPTY_CAT), "pass", nwl, allow_pass=True), InferOptions())
 
 
 def _cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -320,12 +335,20 @@ def test_cli_infer_json_and_errors(capsys):
     out = json.loads(out_text)
     assert out["method"] == "exhaustive" and len(out["leaves"]) == 3
     assert out["leaves"][0]["posterior"] > 50 * out["leaves"][0]["prior"]
+    assert out["model"] == "softmax" and out["temperature"] == 2 and out["effective_leaves"] > 1
+    code, text, err = _cli(capsys, "infer", EMPTY_CAT, "8H CAT", "--json", "--threads", "2", "--model", "tolerance")
+    assert code == 0, err
+    tol = json.loads(text)
+    assert tol["model"] == "tolerance" and tol["racks_consistent"] < tol["racks_judged"]
     for bad in (["8H DOG"], ["8H CAT", "--tolerance", "-3"], ["8H CAT", "--tolerance", "2000"], ["exch 0"],
-                ["8H CAT", "--tolerance", "nan"]):
+                ["8H CAT", "--tolerance", "nan"], ["8H CAT", "--temperature", "-1"],
+                ["8H CAT", "--temperature", "nan"], ["8H CAT", "--model", "magic"], ["8H CAT", "--history", "2"]):
         code, _, err = _cli(capsys, "infer", EMPTY_CAT, *bad)
-        assert code == 1
+        assert code in (1, 2), bad
         lines = err.strip().splitlines()
-        assert len(lines) == 1 and "error" in lines[0] and "Traceback" not in err
+        assert "Traceback" not in err and ("error" in lines[-1]), bad
+        if code == 1:
+            assert len(lines) == 1, bad
     # the position before the play, the opponent on turn there (their rack, empty here, is never looked at)
     before = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 /AEINRST 0/10 0 lex NWL20;"
     code, text, err = _cli(capsys, "infer", before, "8H CAT", "--before", "--json", "--threads", "2", "--top", "3")
@@ -333,9 +356,14 @@ def test_cli_infer_json_and_errors(capsys):
     assert json.loads(text)["leaves"] == out["leaves"]
     # sim --infer: the summary says where the opponent's racks came from
     code, text, err = _cli(capsys, "sim", EMPTY_CAT, "--infer", "8H CAT", "--iterations", "32", "--num-plays", "3",
-                           "--threads", "2", "--json")
+                           "--threads", "2", "--json", "--infer-temperature", "3")
     assert code == 0, err
-    assert json.loads(text)["inference"]["drawn_from_inference"]
+    summary = json.loads(text)["inference"]
+    assert summary["drawn_from_inference"] and summary["model"] == "softmax" and summary["temperature"] == 3
+    code, text, err = _cli(capsys, "sim", EMPTY_CAT, "--infer", "8H CAT", "--iterations", "32", "--num-plays", "3",
+                           "--threads", "2", "--json", "--infer-model", "tolerance")
+    assert code == 0, err
+    assert json.loads(text)["inference"]["model"] == "tolerance"
     code, _, err = _cli(capsys, "sim", EMPTY_CAT, "--infer", "8H DOG", "--iterations", "32")
     assert code == 1 and "not on the board" in err and len(err.strip().splitlines()) == 1
 
@@ -457,6 +485,15 @@ def test_cli_infer_from_a_game_record(capsys):
     kept = {v["leave"]: v for v in out["leaves"]}
     assert "ENRT" in kept and kept["ENRT"]["posterior"] > 3 * kept["ENRT"]["prior"]
     # after the challenged-off phony: its tiles are known to be back on bot2's rack
+    assert out["history"] == ["F8 WAX", "D10 LOOM"]
+    code, text, err = _cli(capsys, "infer", "--gcg", gcg, "--turn", "6", "--json", "--threads", "2", "--top", "2000",
+                           "--history", "0")
+    assert code == 0, err
+    alone = json.loads(text)
+    assert alone["history"] == []
+    # docs/inference.md's example: the earlier turns move the true leave ENRT from third to second
+    ranks = [[v["leave"] for v in o["leaves"]].index("ENRT") + 1 for o in (alone, out)]
+    assert ranks == [3, 2]
     code, text, err = _cli(capsys, "infer", "--gcg", gcg, "--turn", "10", "--json", "--threads", "1")
     assert code == 0, err
     out = json.loads(text)
@@ -511,3 +548,286 @@ def test_sim_time_limit_covers_the_inference(engine, nwl):
     assert 0 < job.inference.racks_judged < job.inference.distinct_leaves
     assert res.stopped_reason == "time limit" and res.iterations > 0
     assert took < 3.0
+
+
+# ------------------------------------------------------------------ the softmax model and the earlier turns
+
+
+def _win_value(table: np.ndarray, spread: float, unseen: int, eq_mp: int) -> float:
+    s = min(300.0, max(-300.0, spread + eq_mp / 1000))
+    row = 300.0 - s
+    lo = min(int(math.floor(row)), 599)
+    frac = row - lo
+    col = min(unseen, 93)
+    return 100.0 * (table[lo, col] * (1 - frac) + table[lo + 1, col] * frac)
+
+
+def _brute_softmax(engine, lex, lp, temperature: float, top_n: int, value: str) -> dict:
+    """Plain Python: every leave the opponent can have kept, every move of its rack generated; the play's
+    likelihood exp(v(play) / T) / sum over the top_n moves by equity of exp(v(m) / T); posterior by leave."""
+    ld = lex.ld
+    before = lp.before
+    pool = before.unseen_counts(0)
+    played = lp.played
+    for t in played:
+        pool[t] -= 1
+    k = 7 - len(played)
+    bag = sum(pool) + len(played) - 7
+    table = lex.win_table()
+    key = (lp.move.kind, lp.move.row, lp.move.col, lp.move.vertical, tuple(lp.move.tiles))
+    letters = [ml for ml in range(ld.size) if pool[ml] > 0]
+    post: dict[tuple, float] = {}
+    for combo in itertools.combinations_with_replacement(letters, k):
+        counts = {ml: combo.count(ml) for ml in set(combo)}
+        if any(counts[ml] > pool[ml] for ml in counts):
+            continue
+        weight = math.prod(math.comb(pool[ml], c) for ml, c in counts.items())
+        rack = played + list(combo)
+        pos = Position(before.board.copy(), (rack, list(before.racks[0])), before.scores, before.zeros,
+                       dict(before.ops), ld)
+        moves = engine.generate(pos).moves
+        assert sum(pos.unseen_counts(0)) - 7 == bag
+        mine = next(m for m in moves if (m.move.kind, m.move.row, m.move.col, m.move.vertical,
+                                         tuple(m.move.tiles)) == key)
+        eqs = sorted((m.equity_mp for m in moves), reverse=True)[:top_n]
+        if value == "winpct":
+            vals = [_win_value(table, lp.spread, bag + 7, e) for e in eqs]
+            vp = _win_value(table, lp.spread, bag + 7, mine.equity_mp)
+        else:
+            vals = [e / 1000 for e in eqs]
+            vp = mine.equity_mp / 1000
+        top = max(vals)
+        lik = math.exp((vp - top) / temperature) / sum(math.exp((v - top) / temperature) for v in vals)
+        leave = tuple(sorted(combo))
+        post[leave] = post.get(leave, 0.0) + weight * lik
+    total = sum(post.values())
+    return {k: v / total for k, v in post.items()}
+
+
+@pytest.fixture(scope="module")
+def five_tile_play(engine, nwl):
+    """A self-play position after a 5-tile play (2 kept: a few hundred racks), as the next player sees it."""
+    for seed in range(1, 60):
+        found = _self_play(engine, nwl, seed, lambda g, b, p: b.move.kind == "place" and b.tiles_played == 5
+                           and g.history_length >= 2)
+        if found:
+            before, rack, best, game = found
+            now = position_from_game(game, {"lex": "NWL20"}, show_opponent=False)
+            return last_play_on(now, _notation(best.move, nwl.ld, before.board), nwl), tuple(sorted(best.leave))
+    raise AssertionError("no 5-tile play in the seeded games")
+
+
+@pytest.mark.parametrize("value, temperature", [("equity", 2.0), ("equity", 7.5), ("winpct", 1.5)])
+def test_softmax_matches_brute_force(engine, nwl, five_tile_play, value, temperature):
+    lp, _ = five_tile_play
+    assert lp.spread == lp.before.scores[1] - lp.before.scores[0] - _play_score(lp, nwl)   # the scores now count the play
+    ref = _brute_softmax(engine, nwl, lp, temperature, 20, value)
+    res = infer(engine, lp, InferOptions(model="softmax", temperature=temperature, top_n=20, value=value,
+                                         threads=2, lexicon="NWL20"))
+    got = {v.tiles: v.posterior for v in res.leaves}
+    assert set(got) == set(ref)
+    for k, p in ref.items():
+        assert got[k] == pytest.approx(p, rel=1e-9, abs=1e-15)
+    assert res.racks_consistent == res.racks_judged == len(ref)
+    assert 1 < res.effective_leaves < len(ref)
+
+
+def _play_score(lp, lex) -> int:
+    from engine_cy.cross_set import compute_all
+    from engine_cy.rules import score_play
+
+    board = lp.before.board.copy()
+    compute_all(board, lex.kwg, lex.ld)
+    m = lp.move
+    return int(score_play(board, lex.ld, m.row, m.col, m.vertical, list(m.tiles), 50))
+
+
+def test_softmax_limits(engine, nwl, five_tile_play):
+    """T 0 is the best play only (tolerance 0 when no rack ties for its best), and a vanishing T the same;
+    an unbounded T the prior, leave by leave."""
+    lp, true_leave = five_tile_play
+    base = dict(threads=2, lexicon="NWL20")
+    best_only = infer(engine, lp, InferOptions(model="tolerance", tolerance=0, **base))
+    assert true_leave in {v.tiles for v in best_only.leaves}       # the static bot played its best
+    for t in (0.0, 1e-9):
+        soft = infer(engine, lp, InferOptions(model="softmax", temperature=t, **base))
+        assert {v.tiles: v.posterior for v in soft.leaves} == pytest.approx(
+            {v.tiles: v.posterior for v in best_only.leaves}, rel=1e-12)
+    flat = infer(engine, lp, InferOptions(model="softmax", temperature=1e9, **base))
+    assert len(flat.leaves) == flat.distinct_leaves
+    for v in flat.leaves:
+        assert v.posterior == pytest.approx(v.prior, rel=1e-6)
+    assert flat.tile_found == pytest.approx(flat.tile_expected, rel=1e-6)
+
+
+def test_softmax_ranks_revealing_leaves_above_the_prior(engine, nwl):
+    """On plays that give up points for their leave (the positions of _true_leave_ratios) the softmax
+    posterior ranks the true leave above where the prior ranks it, and never rules it out."""
+    def reveals(g, b, p) -> bool:
+        if not (b.move.kind == "place" and b.tiles_played == 3 and g.history_length >= 2 and g.bag_size > 10):
+            return False
+        return engine.generate(p, sort="score", n=1).moves[0].score - b.score >= 8
+
+    seen = 0
+    for seed in range(101, 200):
+        found = _self_play(engine, nwl, seed, reveals)
+        if not found:
+            continue
+        before, rack, best, game = found
+        now = position_from_game(game, {"lex": "NWL20"}, show_opponent=False)
+        lp = last_play_on(now, _notation(best.move, nwl.ld, before.board), nwl)
+        res = infer(engine, lp, InferOptions(threads=2, lexicon="NWL20"))
+        assert res.model == "softmax" and res.racks_consistent == res.racks_judged
+        true_leave = tuple(sorted(best.leave))
+        by_post = [v.tiles for v in res.leaves]
+        by_prior = [v.tiles for v in sorted(res.leaves, key=lambda v: -v.prior)]
+        prior_t = next(v.prior for v in res.leaves if v.tiles == true_leave)
+        post_rank = by_post.index(true_leave)
+        prior_rank = sum(v.prior > prior_t for v in res.leaves)     # the best rank among its prior ties
+        assert post_rank < prior_rank, (seed, res.play, post_rank, prior_rank, by_prior.index(true_leave))
+        seen += 1
+        if seen == 3:
+            break
+    assert seen == 3
+
+
+def test_split_racks_against_itertools():
+    from engine_cy.infer import split_racks
+
+    size = 5
+    racks = np.array([[0, 2, 3, 1, 1], [1, 1, 1, 1, 3], [0, 0, 0, 0, 7]], dtype=np.uint8)
+    played = [0, 1, 0, 0, 1]
+    avail = [1, 3, 3, 1, 2]            # at most 1 of letter 4 kept (2 available, 1 played)
+    parents, leaves, prob = split_racks(racks, 3, played, avail)
+    for r, rack in enumerate(racks):
+        want: dict[tuple, float] = {}
+        for sub in itertools.product(*(range(int(c) + 1) for c in rack)):
+            if sum(sub) != 3 or any(p + s > a for p, s, a in zip(played, sub, avail, strict=True)):
+                continue
+            want[sub] = math.prod(math.comb(int(c), s) / math.comb(p + s, p)
+                                  for c, s, p in zip(rack, sub, played, strict=True))
+        total = sum(want.values())
+        got = {tuple(int(x) for x in leaves[i]): prob[i] for i in np.nonzero(parents == r)[0]}
+        assert got.keys() == want.keys(), r
+        for k, v in want.items():
+            assert got[k] == pytest.approx(v / total)
+    assert not (parents == 2).any()      # seven of letter 4: no leave of 3 fits what was available
+    assert leaves.shape[1] == size
+
+
+def _turns_of_self_play(engine, lex, seed: int):
+    """Static self-play: for every move (bag not empty) the mover, the move, their rack before it and the
+    move as the other player saw it after it (LastPlay)."""
+    game = Game(lex.kwg, lex.ld, Board(), seed, 50, 6)
+    game.fill_rack(0)
+    game.fill_rack(1)
+    out = []
+    while not game.game_over and game.bag_size > 0:
+        pos = position_from_game(game, {"lex": lex.name}, show_opponent=True)
+        best = engine.generate(pos, n=1).moves[0]
+        p = game.on_turn
+        rack = list(game.rack(p))
+        text = _notation(best.move, lex.ld, pos.board)
+        play_move(game, best.move)
+        view = position_from_game(game, {"lex": lex.name}, show_opponent=False)
+        out.append((p, best, rack, last_play_on(view, text, lex, allow_pass=True) if best.move.kind != "pass"
+                    else None))
+    return out
+
+
+def test_history_matches_a_direct_sum(engine, nwl, monkeypatch):
+    """The earlier turn's weight of each leave, against the model written out in Python: the sum over the
+    leaves S the earlier play can have kept (a part of the rack, C(R, S) / C(played + S, played), within the
+    tiles the inferrer could not see then) of the earlier play's likelihood with S."""
+    import macondo_server.analysis.infer as inf
+    from engine_cy.infer import enumerate_leaves
+
+    monkeypatch.setattr(inf, "HISTORY_MASS", 1.0)      # every rack re-weighed
+    case = None
+    for seed in range(1, 80):
+        turns = _turns_of_self_play(engine, nwl, seed)
+        for i in range(2, len(turns)):
+            p, best, rack, lp = turns[i]
+            prev = [t for t in turns[:i] if t[0] == p]
+            if (lp is not None and best.move.kind == "place" and best.tiles_played == 5 and prev
+                    and prev[-1][1].move.kind == "place" and prev[-1][1].tiles_played >= 4):
+                case = lp, prev[-1][3]
+                break
+        if case:
+            break
+    assert case, "no such pair of plays in the seeded games"
+    lp, earlier = case
+    opts = InferOptions(threads=2, lexicon="NWL20", temperature=3.0)
+    alone = infer(engine, lp, opts)
+    both = infer(engine, lp, opts, history=[earlier])
+    assert both.history == [earlier.text] and both.history_racks > 0
+    # the same in Python: the earlier turn's likelihood of every leave S it can have kept, judged at once
+    ld = nwl.ld
+    k = 7 - len(earlier.played)
+    avail = earlier.before.unseen_counts(0)
+    played_e = [earlier.played.count(ml) for ml in range(ld.size)]
+    pool = [a - p for a, p in zip(avail, played_e, strict=True)]
+    subs, _ = enumerate_leaves(pool, k)
+    ll, _, judged = inf._judge(inf._workers(earlier, nwl, opts, 2), np.ascontiguousarray(subs), None, None)
+    assert judged == len(subs)
+    lik = {tuple(int(x) for x in s): math.exp(v) for s, v in zip(subs, ll, strict=True)}
+    weighed = {}
+    played_t = [lp.played.count(ml) for ml in range(ld.size)]
+    for v in alone.leaves:
+        r = [played_t[ml] + v.tiles.count(ml) for ml in range(ld.size)]
+        num = den = 0.0
+        for sub in itertools.product(*(range(c + 1) for c in r)):
+            if sum(sub) != k or any(p + s > a for p, s, a in zip(played_e, sub, avail, strict=True)):
+                continue
+            w = math.prod(math.comb(c, s) / math.comb(p + s, p) for c, s, p in zip(r, sub, played_e, strict=True))
+            den += w
+            num += w * lik[sub]
+        weighed[v.tiles] = v.posterior * (num / den if den else 0.0)
+    total = sum(weighed.values())
+    got = {v.tiles: v.posterior for v in both.leaves}
+    for key, val in weighed.items():
+        assert got.get(key, 0.0) == pytest.approx(val / total, rel=1e-9, abs=1e-15)
+
+
+def test_softmax_judge_of_exchanges_and_passes_matches_full_generation(engine, nwl):
+    """The C judge's log-likelihood of an exchange (its best n-tile exchange) and of a pass (keeping the whole
+    rack) against every move generated in Python, with the top 20 moves' raw equities it reports."""
+    from engine_cy.cross_set import compute_all
+    from engine_cy.infer import InferWorker, sample_leaves
+
+    found = _self_play(engine, nwl, 77, lambda g, b, p: g.history_length == 6)
+    assert found
+    before = found[0]
+    ld = nwl.ld
+    board = before.board.copy()
+    compute_all(board, nwl.kwg, ld)
+    pool = before.unseen_counts(0)
+    for t in before.racks[0]:
+        pool[t] += 1
+    racks = sample_leaves(pool, 7, 12, 9)
+    bag_before = sum(pool) - 7 - 7
+    m = len(racks)
+    for mode, n in (("exchange", 3), ("pass", 0)):
+        w = InferWorker(board, nwl.kwg, nwl.klv, ld, mode, [], 0, n, bag_before, 0, model="softmax",
+                        temperature=2.0, top_n=20)
+        acc = np.zeros(m, np.uint8)
+        kept = np.zeros((m, ld.size), np.uint8)
+        best_eq = np.zeros(m, np.int32)
+        play_eq = np.zeros(m, np.int32)
+        ll = np.zeros(m)
+        top = np.zeros((m, 20), np.int32)
+        assert w.run(racks, 0, m, acc, kept, best_eq, play_eq, ll, top) == m
+        for i in range(m):
+            rack = [ml for ml in range(ld.size) for _ in range(int(racks[i, ml]))]
+            pos = Position(before.board.copy(), (rack, []), before.scores, before.zeros, dict(before.ops), ld)
+            moves = engine.generate(pos).moves
+            eqs = sorted((mv.equity_mp for mv in moves), reverse=True)[:20]
+            assert sorted(top[i].tolist(), reverse=True) == eqs
+            if mode == "exchange":
+                mine = max(mv.equity_mp for mv in moves if mv.move.kind == "exchange" and len(mv.move.tiles) == n)
+            else:
+                mine = next(mv.equity_mp for mv in moves if mv.move.kind == "pass")
+            assert play_eq[i] == mine
+            z = sum(math.exp((e - eqs[0]) / 2000) for e in eqs)
+            assert ll[i] == pytest.approx((mine - eqs[0]) / 2000 - math.log(z), rel=1e-12, abs=1e-12)
+            assert acc[i] == 1

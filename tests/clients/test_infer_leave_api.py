@@ -40,9 +40,15 @@ def test_infer_on_a_position_is_the_engines_inference(client, engine):
     assert resp.lexicon == lex.name and resp.cgp == write_cgp(pos)
     assert resp.inference.method == "exhaustive" and resp.inference.racks_judged == resp.inference.distinct_leaves
     assert len(resp.inference.top) == min(15, resp.inference.leaves) and resp.inference.tiles
-    # options reach the engine: a looser tolerance keeps more racks, top lists fewer leaves
-    loose = client.infer(CAT, "8H CAT", tolerance=10, top=3, threads=1).inference
-    assert loose.tolerance == 10 and loose.racks_consistent > resp.inference.racks_consistent and len(loose.top) == 3
+    assert resp.inference.model == "softmax" and resp.inference.temperature == 2
+    # options reach the engine: with the tolerance model a looser tolerance keeps more racks, top lists fewer
+    # leaves; a higher temperature spreads the posterior
+    tight = client.infer(CAT, "8H CAT", model="tolerance", threads=1).inference
+    loose = client.infer(CAT, "8H CAT", model="tolerance", tolerance=10, top=3, threads=1).inference
+    assert tight.model == "tolerance" and tight.racks_consistent < tight.racks_judged
+    assert loose.tolerance == 10 and loose.racks_consistent > tight.racks_consistent and len(loose.top) == 3
+    warm = client.infer(CAT, "8H CAT", temperature=8, threads=1).inference
+    assert warm.temperature == 8 and warm.effective_leaves > resp.inference.effective_leaves
     assert client.server_info().running_jobs == 0
 
 
@@ -81,7 +87,13 @@ def test_infer_after_a_withdrawn_phony_knows_its_tiles(client):
     inf = by_game.inference
     assert sorted(inf.known) == sorted("DEIJO") and inf.leave_size == 2 and inf.play == "1D EJIDO"
     by_play = client.infer(game.cgp, "1D EJIDO", withdrawn=True, threads=1)
-    _same(by_game.inference, by_play.inference)
+    _same(client.infer(game_id=game.game_id, threads=1, history_turns=0).inference, by_play.inference)
+    # the game's earlier turns are weighed too; bot2's last one before was a bingo, which kept nothing: the
+    # turns before it say nothing about the tiles on the rack now
+    assert list(inf.history) == ["8G HUP", "E9 FEW", "C7 CRUFT", "J2 TAENIAs"] and inf.history_racks > 0
+    assert [v.leave for v in inf.top] == [v.leave for v in by_play.inference.top]
+    for a, b in zip(inf.top, by_play.inference.top, strict=True):
+        assert a.posterior == pytest.approx(b.posterior, rel=1e-9)
     client.delete_game(game.game_id)
 
 
@@ -109,12 +121,43 @@ def test_infer_stopped_by_the_deadline_returns_what_was_judged(client):
     ({"cgp": CAT, "play": "exch 9"}, "exchange 1 to 7 tiles"),
     ({"cgp": "not a cgp", "play": "8H CAT"}, "CGP"),
     ({"cgp": CAT, "play": "8H CAT", "threads": 100_000}, "max_threads_per_job"),
+    ({"cgp": CAT, "play": "8H CAT", "model": "magic"}, "inference model must be tolerance or softmax"),
+    ({"cgp": CAT, "play": "8H CAT", "temperature": -1.0}, "temperature must be a number of 0"),
+    ({"cgp": CAT, "play": "8H CAT", "history_turns": 101}, "history must be 0 to 100 turns"),
+    ({"cgp": CAT, "play": "8H CAT", "history": [{"cgp": CAT, "play": "9H CAT"}]}, "history turn 1: "),
+    ({"cgp": CAT, "play": "8H CAT", "history": [{"cgp": "", "play": "pass"}]}, "history turn 1: position.cgp is empty"),
 ])
 def test_infer_bad_input_is_invalid_argument(client, fields, message):
     with pytest.raises(InvalidArgument) as err:
         client.infer(**fields)
     assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT and message in err.value.message
     assert err.value.reason
+
+
+@needs_nwl20
+def test_infer_history_given_as_turns_is_the_games(client):
+    """The opponent's earlier turns given as positions and plays weigh as the game record's do; a simulation
+    takes them too."""
+    gcg = PHONY.read_text(encoding="utf-8")
+    game = client.create_game(gcg=gcg, turn=6)     # bot2 on turn: bot1's 8A NU(R)L inferred
+    by_game = client.infer(game_id=game.game_id, threads=1).inference
+    assert list(by_game.history) == ["F8 WAX", "D10 LOOM"] and by_game.history_racks > 0
+    turns = []
+    # the positions before bot1's earlier turns, with bot2's rack then (the record's) as the inferrer's
+    for turn, inferrer_rack, play in ((1, "ACEFIUW", "F8 WAX"), (3, "ACFIRTU", "D10 LOOM")):
+        board, racks, rest = client.navigate(game.game_id, "turn", turn).cgp.split(" ", 2)
+        turns.append({"cgp": f"{board} {racks.split('/')[0]}/{inferrer_rack} {rest}", "play": play})
+    now = client.navigate(game.game_id, "turn", 6)
+    by_turns = client.infer(now.cgp, by_game.play, history=turns, threads=1).inference
+    _same(by_turns, by_game)
+    alone = client.infer(now.cgp, by_game.play, threads=1).inference
+    assert not alone.history and [v.posterior for v in alone.top] != [v.posterior for v in by_game.top]
+    snap = client.simulate(now.cgp, infer_play=by_game.play, infer_history=turns, iterations=20, num_plays=2,
+                           threads=1, seed=3).result()
+    assert snap.inference.drawn_from_inference and list(snap.inference.history) == ["F8 WAX", "D10 LOOM"]
+    with pytest.raises(InvalidArgument, match="the play and the earlier turns come from the game"):
+        client.infer(game_id=game.game_id, history=turns)
+    client.delete_game(game.game_id)
 
 
 def test_infer_game_errors(client):

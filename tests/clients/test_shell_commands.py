@@ -273,13 +273,14 @@ def test_leave_values_and_refusals(client, engine):
 
 def test_infer_named_play_matches_the_engine(client, engine):
     cgp = f"{CAT} lex {engine.lexicon(None).name};"
-    text = _shell(client, f"load cgp {cgp}\ninfer 8H CAT -top 4 -threads 1\ninfer -withdrawn\n"
-                          "infer 8H CAT -tolerance 5000\ninfer 9H CAT\nquit\n")
+    text = _shell(client, f"load cgp {cgp}\ninfer 8H CAT -top 4 -threads 1 -model tolerance\ninfer -withdrawn\n"
+                          "infer 8H CAT -tolerance 5000\ninfer 9H CAT\ninfer 8H CAT -top 4 -threads 1 -temperature 3\n"
+                          "infer 8H CAT -model magic\ninfer 8H CAT -history 2\nquit\n")
     pos = parse_cgp(cgp)
     lex = engine.lexicon_for(pos)
-    res = infer(engine, last_play_on(pos, "8H CAT", lex), InferOptions(threads=1))
+    res = infer(engine, last_play_on(pos, "8H CAT", lex), InferOptions(threads=1, model="tolerance"))
     want = infer_to_pb(res, pos.ld, 4)
-    shown = _after(text, "infer 8H CAT -top 4 -threads 1")
+    shown = _after(text, "infer 8H CAT -top 4 -threads 1 -model tolerance")
     assert f"Judged every possible rack: {want.racks_judged:,} distinct racks, {want.racks_consistent:,} consistent" \
         in shown
     for v in want.top:
@@ -288,6 +289,16 @@ def test_infer_named_play_matches_the_engine(client, engine):
     assert "-withdrawn goes with a PLAY" in _after(text, "infer -withdrawn")
     assert "tolerance must be 0 to 1000" in _after(text, "infer 8H CAT -tolerance 5000")
     assert "not on the board" in _after(text, "infer 9H CAT")
+    # the softmax model (the default) at another temperature
+    res = infer(engine, last_play_on(pos, "8H CAT", lex), InferOptions(threads=1, temperature=3))
+    want = infer_to_pb(res, pos.ld, 4)
+    shown = _after(text, "infer 8H CAT -top 4 -threads 1 -temperature 3")
+    assert "(softmax, T 3 points over each rack's top 20 moves)" in shown
+    assert f"worth {want.effective_leaves:,.0f} equally likely ones" in shown
+    for v in want.top:
+        assert f"{v.leave:<10}{100 * v.posterior:>9.2f}%" in shown
+    assert "model must be tolerance or softmax" in _after(text, "infer 8H CAT -model magic")
+    assert "-history goes with the game's last play" in _after(text, "infer 8H CAT -history 2")
     # a position loaded as a CGP has no history: the game mode says there is nothing to infer from
     text = _shell(client, f"load cgp {cgp}\ninfer\nquit\n")
     assert "nothing to infer from" in _after(text, "infer")
@@ -301,17 +312,21 @@ def test_infer_on_the_loaded_game_and_the_documented_figures(client):
     # docs/inference.md's example, figure for figure
     text = _shell(client, f"load cgp {CAT} lex NWL20;\ninfer 8H CAT -top 5\nquit\n")
     shown = _after(text, "infer 8H CAT -top 5")
-    assert "24,907 distinct racks, 36 consistent, 36 distinct leaves of 4 kept" in shown
-    assert "AENT          15.29%    0.060%    253.8" in shown
+    assert ("24,907 distinct racks, each weighed against its own moves; 24,907 leaves of 4 kept (24,907 "
+            "possible), worth 335 equally likely ones") in shown
+    assert "AEST           4.78%    0.036%    132.2" in shown
     # the game at turn 3: the opponent's last play before it was 7J AHOLD; the game mode finds it and judges
-    # it on the position the player on turn knows, as naming it does
-    text = _shell(client, f"load {NOTES} -turn 3\ninfer -threads 1\ninfer 7J AHOLD -threads 1\nquit\n")
-    found = _after(text, "infer -threads 1")
+    # it on the position the player on turn knows, as naming it does, and weighs their turn before it too
+    text = _shell(client, f"load {NOTES} -turn 3\ninfer -threads 1 -history 0\ninfer 7J AHOLD -threads 1\n"
+                          "infer -threads 1\nquit\n")
+    found = _after(text, "infer -threads 1 -history 0")
     named = _after(text, "infer 7J AHOLD -threads 1")
     assert "Inference for the opponent's play 7J AHOLD" in found
     strip = [line for line in found.splitlines() if not line.endswith(" s")]
     assert strip == [line for line in named.splitlines() if not line.endswith(" s")]
     assert "Tiles kept" in found and "lexicon NWL20" in found
+    weighed = _after(text, "infer -threads 1")
+    assert "Weighed with their earlier turns: " in weighed
 
 
 def test_set_shows_the_loaded_games_lexicon(client, engine):

@@ -278,7 +278,8 @@ class Client:
         """Options: plies, num_plays, plays (list of moves), iterations, stop (95/98/99), max_time, threads,
         seed, opp_rack, stats (each play's score histograms, heatmaps and the opponent's rack around their
         reply); inference: infer_play (the opponent's last play as on the board, or 'exch N'),
-        infer_withdrawn, infer_tolerance, infer_max_racks."""
+        infer_withdrawn, infer_model, infer_temperature, infer_tolerance, infer_max_racks, infer_history (their
+        earlier turns, as infer's history)."""
         req = _request(pb.SimulateRequest, position=self._position(cgp, lexicon), **options)
         return self._stream("Simulate", req, timeout)
 
@@ -320,8 +321,10 @@ class Client:
               timeout: float | None = None, **options: Any) -> pb.InferResponse:
         """What the opponent's last play says about the tiles they kept: on a position (`cgp`, the inferrer on
         turn) and their `play` as it stands on the board ('8G Q(I)', 'exch N'), or on a game session at its
-        cursor (`game_id`: the play comes from the game). Options: withdrawn (the play was a phony challenged
-        off), tolerance, max_racks, threads, seed, top."""
+        cursor (`game_id`: the play and the opponent's earlier turns come from the game). Options: withdrawn (the
+        play was a phony challenged off), model ('softmax' or 'tolerance'), temperature, tolerance, history (with
+        cgp: the opponent's earlier turns, oldest first, as pb.InferTurn or dicts of cgp, play, withdrawn),
+        history_turns, max_racks, threads, seed, top."""
         fields: dict[str, Any] = dict(options)
         if cgp:
             fields["position"] = self._position(cgp, lexicon)

@@ -91,9 +91,13 @@ def sim_table(snap: pb.SimulateProgress, details: bool = False) -> str:
         inf = snap.inference
         if inf.drawn_from_inference:
             top = ", ".join(f"{v.leave} {100 * v.posterior:.1f}% (random {100 * v.prior:.2f}%)" for v in inf.top[:3])
-            lines.append(f"Opponent racks drawn from the inference on {inf.play}: {inf.leaves} leaves "
-                         f"({inf.method}, {inf.racks_consistent:,} of {inf.racks_judged:,} racks consistent); "
-                         f"most likely {top}")
+            if inf.model == "softmax":
+                how = f"{inf.method}, {inf.racks_judged:,} racks weighed, about {inf.effective_leaves:,.0f} equally likely"
+            else:
+                how = f"{inf.method}, {inf.racks_consistent:,} of {inf.racks_judged:,} racks consistent"
+            earlier = f" and {len(inf.history)} earlier turns" if inf.history else ""
+            lines.append(f"Opponent racks drawn from the inference on {inf.play}{earlier}: {inf.leaves} leaves "
+                         f"({how}); most likely {top}")
         else:
             lines.append(f"Inference on {inf.play}: no consistent leave, opponent racks drawn at random")
     return "\n".join(lines)
@@ -109,6 +113,7 @@ def sim_json(snap: pb.SimulateProgress) -> JSON:
             "top": [{"leave": v.leave, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6)}
                     for v in inf.top],
             "drawn_from_inference": inf.drawn_from_inference,
+            "model": inf.model, "temperature": inf.temperature, "history": list(inf.history),
         }
     return out | {
         "iterations": snap.iterations,
@@ -331,18 +336,25 @@ def sim_heatmap(snap: pb.SimulateProgress, play: str, ply: int = 1, cgp: str = "
 def inference_text(inf: pb.InferenceSummary, top: int = 15) -> str:
     """A whole inference (`macondo infer`): how it judged, the likeliest leaves, the tiles kept."""
     what = f"exchange of {RACK_SIZE - inf.leave_size}" if inf.kind == "exchange" else "play"
-    lines = [f"Inference for the opponent's {what} {inf.play} (tolerance {inf.tolerance:g} points)"]
+    lines = [f"Inference for the opponent's {what} {inf.play} ({inf.description or f'tolerance {inf.tolerance:g} points'})"]
     if inf.known:
         lines.append(f"Known on their rack: {inf.known} (the withdrawn phony's tiles)")
+    if inf.history:
+        lines.append(f"Weighed with their earlier turns: {', '.join(inf.history)} ({inf.history_racks:,} racks judged)")
     if inf.method == "none":
         lines.append("The play used every tile: nothing was kept, nothing to infer.")
         return "\n".join(lines)
     exhaustive = inf.method == "exhaustive"
     how = "every possible rack" if exhaustive else f"{inf.racks_judged:,} random racks"
     kind = "distinct racks" if exhaustive else "racks"
-    lines.append(f"Judged {how}: {inf.racks_judged:,} {kind}, {inf.racks_consistent:,} consistent, "
-                 f"{inf.leaves:,} distinct leaves of {inf.leave_size} kept ({inf.distinct_leaves:,} possible)"
-                 + (" (stopped early)" if inf.stopped else ""))
+    if inf.model == "softmax":
+        lines.append(f"Judged {how}: {inf.racks_judged:,} {kind}, each weighed against its own moves; "
+                     f"{inf.leaves:,} leaves of {inf.leave_size} kept ({inf.distinct_leaves:,} possible), worth "
+                     f"{inf.effective_leaves:,.0f} equally likely ones" + (" (stopped early)" if inf.stopped else ""))
+    else:
+        lines.append(f"Judged {how}: {inf.racks_judged:,} {kind}, {inf.racks_consistent:,} consistent, "
+                     f"{inf.leaves:,} distinct leaves of {inf.leave_size} kept ({inf.distinct_leaves:,} possible)"
+                     + (" (stopped early)" if inf.stopped else ""))
     if not inf.leaves:
         lines.append("No rack makes this play near the best: nothing inferred (a simulation draws at random).")
         return "\n".join(lines)
@@ -371,6 +383,11 @@ def inference_json(inf: pb.InferenceSummary) -> JSON:
         "distinct_leaves": inf.distinct_leaves,
         "consistent_leaves": inf.leaves,
         "tolerance": inf.tolerance,
+        "model": inf.model,
+        "temperature": inf.temperature,
+        "effective_leaves": round(inf.effective_leaves, 2),
+        "history": list(inf.history),
+        "history_racks": inf.history_racks,
         "seconds": round(inf.elapsed_seconds, 3),
         "stopped": inf.stopped,
         "leaves": [{"leave": v.leave, "posterior": round(v.posterior, 6), "prior": round(v.prior, 6),

@@ -166,7 +166,10 @@ SIM_FLAGS = {
     "fg": Flag("foreground", "bool", "run in the foreground: Ctrl-C stops it and shows the result"),
     "useinferences": Flag("use_inferences", "bool",
                           "draw the opponent's rack from what their last play suggests (weightedrandomracks)"),
-    "tolerance": Flag("infer_tolerance", "float", "inference: points the play may fall short of the best (3)"),
+    "tolerance": Flag("infer_tolerance", "float", "inference, tolerance model: points the play may fall short of "
+                      "the best (3)"),
+    "model": Flag("infer_model", "str", "inference: softmax (default) or tolerance"),
+    "temperature": Flag("infer_temperature", "float", "inference, softmax: T in points of equity (2)"),
     "stats": Flag("stats", "bool", "collect each play's statistics for sim heatmap, playstats, tilestats (true)"),
     "collect-heatmap": Flag("stats", "bool", "same as -stats"),
 }
@@ -235,7 +238,11 @@ REVIEW_FLAGS = {
 }
 MAX_REVIEW_FILES = 1000
 INFER_FLAGS = {
-    "tolerance": Flag("tolerance", "float", "points of equity the play may fall short of the rack's best (3)"),
+    "model": Flag("model", "str", "softmax (default: racks weighed by how the play compares with their moves) or "
+                  "tolerance (a rack fits or not)"),
+    "temperature": Flag("temperature", "float", "softmax: T in points of equity (2; 0: the best play only)"),
+    "history": Flag("history_turns", "int", "on the game: the opponent's earlier turns weighed (8; 0: none)"),
+    "tolerance": Flag("tolerance", "float", "tolerance model: points the play may fall short of the rack's best (3)"),
     "max-racks": Flag("max_racks", "int", "exhaustive up to this many leaves, else this many random racks (50000)"),
     "threads": Flag("threads", "int", "threads (as many as the server allows a job)"),
     "seed": Flag("seed", "int", "the order of the racks judged (and the sample)"),
@@ -974,8 +981,11 @@ class MacondoShell(cmd.Cmd):
             opts["infer_withdrawn"] = withdrawn
             if not withdrawn and "opp_rack" not in opts:
                 opts["opp_rack"] = ""         # inference takes the place of the known tiles
-        elif "infer_tolerance" in opts:
-            raise ShellError("-tolerance goes with -useinferences")
+        else:
+            for key, flag in (("infer_tolerance", "tolerance"), ("infer_model", "model"),
+                              ("infer_temperature", "temperature")):
+                if key in opts:
+                    raise ShellError(f"-{flag} goes with -useinferences")
         limited = any(k in opts for k in ("iterations", "max_time"))
         if not limited:
             opts["iterations"] = SIM_UNTIL_STOPPED   # until sim stop, Ctrl-C, or -stop's confidence level
@@ -1329,14 +1339,17 @@ class MacondoShell(cmd.Cmd):
         """infer [PLAY [-withdrawn]] [options]
         What the opponent's last play says about the tiles they kept (docs/inference.md): the likeliest
         leaves and each letter's expected count, against a random draw. Without PLAY, their last play before
-        the cursor, as the player on turn saw it (a phony challenged off included); with PLAY (as it stands
-        on the board, 8G Q(I), or exch N), that play on the position shown.
+        the cursor, as the player on turn saw it (a phony challenged off included), weighed with their earlier
+        turns in the game; with PLAY (as it stands on the board, 8G Q(I), or exch N), that play on the position
+        shown.
         Options:
         """
         game = self._need_game()
         pos, opts = parse_flags(_split(arg), INFER_FLAGS)
         top = opts.get("top", INFER_TOP)
         if pos:
+            if "history_turns" in opts:
+                raise ShellError("-history goes with the game's last play (no PLAY): the game gives the earlier turns")
             resp = self.client.infer(game.cgp, " ".join(pos), lexicon=self.lexicon, **opts)
         else:
             if "withdrawn" in opts:
