@@ -36,8 +36,12 @@ cdef class TranspositionTable:
     cdef TTEntry* entries
     cdef void* mem_base                   # the allocation holding entries (macondo_huge_alloc)
     cdef size_t mem_len
-    cdef uint64_t mask
+    cdef uint64_t mask                    # the entries in use: a prefix of the allocation, grown as it fills
+    cdef uint64_t max_mask                # the whole allocation's mask (growth stops there)
+    cdef uint64_t sampled_fills           # stores into empty entries among the sampled keys (approximate)
+    cdef int growing                      # a thread is doubling the part in use (macondo_try_lock)
     cdef readonly uint64_t n_entries
+    cdef void grow(self) noexcept nogil
     cdef bint probe(self, uint64_t key, int* score, int* depth, int* flag, uint64_t* move) noexcept nogil
     cdef void store(self, uint64_t key, int score, int depth, int flag, uint64_t move) noexcept nogil
 

@@ -30,6 +30,7 @@ cdef class SharedTable:
     cdef TranspositionTable tt
     cdef TTEntry* own_entries
     cdef uint64_t own_mask
+    cdef uint64_t own_max_mask
     cdef uint64_t own_n
     cdef void* addr
     cdef size_t size
@@ -53,9 +54,11 @@ cdef class SharedTable:
         self.tt = tt
         self.own_entries = tt.entries
         self.own_mask = tt.mask
+        self.own_max_mask = tt.max_mask
         self.own_n = tt.n_entries
         tt.entries = <TTEntry*> p
-        tt.mask = n - 1
+        tt.mask = n - 1          # the whole mapping from the start: the processes cannot agree on growth
+        tt.max_mask = n - 1
         tt.n_entries = n
 
     @property
@@ -68,6 +71,7 @@ cdef class SharedTable:
             return
         self.tt.entries = self.own_entries
         self.tt.mask = self.own_mask
+        self.tt.max_mask = self.own_max_mask
         self.tt.n_entries = self.own_n
         munmap(self.addr, self.size)
         self.addr = NULL
@@ -80,4 +84,5 @@ cdef class SharedTable:
         if self.addr != NULL and self.tt is not None:
             self.tt.entries = self.own_entries
             self.tt.mask = self.own_mask
+            self.tt.max_mask = self.own_max_mask
             self.tt.n_entries = self.own_n
