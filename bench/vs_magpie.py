@@ -237,6 +237,8 @@ def main() -> None:
                 magpie.detail = lines[-1]
                 return float(lines[-1].split("time: ")[1].split("s")[0])
             cpu, out = magpie_cpu(args.magpie, pre + ["endgame -ttfraction 0.01"])
+            if not any(ln.startswith("Endgame (") for ln in out.splitlines()):
+                raise RuntimeError(f"MAGPIE solved no endgame (is {lex.name} in its data directory?): {out[-400:]}")
             base, _ = magpie_cpu(args.magpie, head + [f"set -lex {lex.name} -eplies 1", f"cgp {cgp4(cgp)}",
                                                       "endgame -ttfraction 0.01"])
             magpie.detail = " ".join(ln for ln in out.splitlines() if ln.startswith("Endgame ("))

@@ -1,7 +1,7 @@
 """Lexicon resolution: NAME -> word graph (KWG), leaves (KLV2) and letter distribution.
 
-A NAME.kwg in a data directory is used as is; a NAME.txt word list is compiled to NAME.kwg on first
-use and cached; a NAME.klv2 beside either gives the leave values. The lexicon's letter distribution is the one
+A NAME.kwg in a data directory is used as is; a NAME.txt word list (or NAME.txt.gz, gzip-compressed) is
+compiled to NAME.kwg on first use and cached; a NAME.klv2 beside either gives the leave values. The lexicon's letter distribution is the one
 NAME.distribution beside them declares, else the one its name implies (model/languages.py), else english; a game
 may play it with another distribution of the same language (english_super for an english lexicon).
 """
@@ -9,10 +9,12 @@ may play it with another distribution of the same language (english_super for an
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import os
 import re
 import threading
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,13 +53,17 @@ class UnknownLexiconError(LexiconError):
 
 # Said by the CLI and the API alike: it names no path a request could give (requests name lexica, never paths),
 # only where the one who runs the engine (the CLI's user, a server's operator) puts the files.
-ADD_LEXICON_HINT = ("lexica are added where the engine runs: NAME.kwg or NAME.txt (a word list), optionally "
+ADD_LEXICON_HINT = ("lexica are added where the engine runs: NAME.kwg or NAME.txt[.gz] (a word list), optionally "
                     "NAME.klv2 (leaves), in a directory given by --data-dir or MACONDO_DATA_DIR (for a server: "
                     "by its operator)")
 
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 MAX_LEAVES_BYTES = 256 * 1024 * 1024
+# a word list, read whole (uncompressed): the largest known, Polish, is about 40 MB
+MAX_WORD_LIST_BYTES = 256 * 1024 * 1024
+WORD_LIST = ".txt"
+WORD_LIST_GZ = ".txt.gz"
 # The simulation's win-probability table (scripts/make_winpct.py): NAME.winpct.csv beside a lexicon's files is
 # that lexicon's own; any other lexicon uses this default (fitted on NWL20 self-play).
 DEFAULT_WINPCT = PACKAGE_DATA / "winpct.csv"
@@ -199,13 +205,32 @@ def words_to_ml(lines: list[str], ld: LetterDistribution, source: str = "word li
     return out
 
 
-def build_kwg_from_file(path: Path, ld: LetterDistribution | None = None) -> bytes:
-    ld = ld or LetterDistribution.english()
+def read_word_list(path: Path) -> str:
+    """The text of a word list: NAME.txt (UTF-8), or NAME.txt.gz (the same, gzip-compressed); at most
+    MAX_WORD_LIST_BYTES of text, else a LexiconError naming the file and the defect."""
     try:
-        with open(path, encoding="utf-8", errors="strict") as fh:
-            text = fh.read()
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read(MAX_WORD_LIST_BYTES + 1)
+        else:
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_WORD_LIST_BYTES + 1)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise LexiconError(f"{path.name}: not a whole gzip file ({exc or type(exc).__name__})") from None
+    except OSError as exc:
+        raise LexiconError(f"{path.name}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    if len(raw) > MAX_WORD_LIST_BYTES:
+        raise LexiconError(f"{path.name}: more than {MAX_WORD_LIST_BYTES >> 20} MB of words")
+    try:
+        return raw.decode("utf-8", errors="strict")
     except UnicodeDecodeError as exc:
         raise LexiconError(f"{path.name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def build_kwg_from_file(path: Path, ld: LetterDistribution | None = None) -> bytes:
+    """A word graph (with its GADDAG) of the word list `path` (see read_word_list) in the letters of `ld`."""
+    ld = ld or LetterDistribution.english()
+    text = read_word_list(path)
     words = words_to_ml(text.splitlines(), ld, path.name)
     if not words:
         raise LexiconError(f"{path.name}: no words")
@@ -262,24 +287,29 @@ class LexiconRegistry:
         for d in self.settings.data_dirs:
             if d.is_dir():
                 for p in d.iterdir():
-                    if p.suffix in suffixes and keep(p.stem):
-                        names.add(p.stem)
+                    for suffix in suffixes:
+                        stem = p.name[: -len(suffix)]
+                        if p.name.endswith(suffix) and stem and "." not in stem and keep(stem):
+                            names.add(stem)
         return sorted(names)
 
     def available(self) -> list[str]:
-        """The lexica of the data directories: NAME.kwg and NAME.txt files whose NAME is in capitals (a `_super`
-        suffix aside: CEL_super)."""
+        """The lexica of the data directories: NAME.kwg, NAME.txt and NAME.txt.gz files whose NAME is in
+        capitals (a `_super` suffix aside: CEL_super)."""
         def listed(stem: str) -> bool:
             base = stem[: -len(SUPER_SUFFIX)] if stem.endswith(SUPER_SUFFIX) else stem
             return bool(base) and base.upper() == base and not stem.startswith("README")
 
-        return self._listed((".kwg", ".txt"), listed)
+        return self._listed((".kwg", WORD_LIST, WORD_LIST_GZ), listed)
 
     def _find(self, name: str, suffix: str) -> Path | None:
+        """The first data directory's NAME + suffix; for a word list (".txt") NAME.txt or NAME.txt.gz."""
+        suffixes = (WORD_LIST, WORD_LIST_GZ) if suffix == WORD_LIST else (suffix,)
         for d in self.settings.data_dirs:
-            p = d / f"{name}{suffix}"
-            if p.is_file():
-                return p
+            for suf in suffixes:
+                p = d / f"{name}{suf}"
+                if p.is_file():
+                    return p
         return None
 
     def distribution_of(self, name: str) -> str:
@@ -395,7 +425,7 @@ class LexiconRegistry:
         return path
 
     def _compiled(self, txt_path: Path, ld: LetterDistribution) -> Kwg:
-        """Compile NAME.txt to a KWG, cached by the word list's content hash (and the distribution's table, for
+        """Compile NAME.txt (or .txt.gz) to a KWG, cached by the word list's content hash (and the distribution's table, for
         one other than english). The cache file is trusted only when the SHA-256 of its bytes matches the
         sidecar written with it (and it then reads as a valid KWG); otherwise it is compiled again and
         rewritten."""
@@ -404,7 +434,8 @@ class LexiconRegistry:
         key = data if table == _ENGLISH_TABLE else data + b"\0" + table.encode()
         digest = hashlib.sha256(key).hexdigest()[:16]
         cdir = cache_dir()
-        cached = cdir / f"{txt_path.stem}-{digest}.kwg"
+        stem = txt_path.name[: -len(WORD_LIST_GZ)] if txt_path.name.endswith(WORD_LIST_GZ) else txt_path.stem
+        cached = cdir / f"{stem}-{digest}.kwg"
         check = cached.with_suffix(".kwg.sha256")
         try:
             if cached.is_file() and check.is_file():
