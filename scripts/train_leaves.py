@@ -1,14 +1,14 @@
-"""Rebuild the shipped leaves and win-probability table of the bundled lexicon (SCOWL70).
+"""Rebuild the shipped leaves and win-probability table of a bundled lexicon (default SCOWL70).
 
 1. `macondo leaves train` from nothing (all leaves zero) with the recorded budget and seed below, in --out
    (resumable: run the script again after a stop and it continues);
-2. copy the last round's KLV2 to macondo_server/data/lexica/SCOWL70.klv2 (used by default from then on);
-3. fit SCOWL70.winpct.csv beside it with scripts/make_winpct.py (static bots with those leaves), the method of
-   the default winpct.csv.
+2. copy the last round's KLV2 to macondo_server/data/lexica/NAME.klv2 (used by default from then on);
+3. fit NAME.winpct.csv beside it with scripts/make_winpct.py (static bots with those leaves), the method of
+   the default winpct.csv (--skip-winpct leaves it out).
 
-Run: .venv/bin/python scripts/train_leaves.py [--workers 2 | --cluster ADDRESS|local:N] [--out /tmp/scowl70-leaves]
-(the leaves are the same bytes in-process or on a cluster; the win table is fitted on this machine)
-The figures of the shipped run are in docs/leave-training.md.
+Run: .venv/bin/python scripts/train_leaves.py [--lexicon NAME] [--workers 2 | --cluster ADDRESS|local:N]
+[--out /tmp/NAME-leaves] (the leaves are the same bytes in-process or on a cluster; the win table is fitted
+on this machine). The figures of the shipped runs are in docs/leave-training.md.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "macondo_server" / "data" / "lexica"
-LEXICON = "SCOWL70"
+LEXICON = "SCOWL70"      # the default lexicon
 # the recorded budget of the shipped leaves
 TRAIN = ["--games", "20000", "--rounds", "4", "--pool", "2", "--seed", "70", "--forced", "0.25", "--prior", "16"]
 WINPCT = ["--games", "20000", "--seed", "2026"]
@@ -29,13 +29,17 @@ WINPCT = ["--games", "20000", "--seed", "2026"]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lexicon", default=LEXICON, help=f"a bundled lexicon (default {LEXICON})")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--cluster", help="train on a Dask scheduler (host:port) or local:N worker processes")
-    ap.add_argument("--out", default="/tmp/scowl70-leaves", help="the training run's folder")
+    ap.add_argument("--out", help="the training run's folder (default /tmp/NAME-leaves, NAME in lowercase)")
     ap.add_argument("--skip-winpct", action="store_true")
     args = ap.parse_args()
-    out = Path(args.out)
-    cmd = [sys.executable, "-m", "macondo_server", "leaves", "train", "--lexicon", LEXICON, "--out", str(out),
+    lexicon = args.lexicon
+    if not (DATA / f"{lexicon}.txt").is_file() and not (DATA / f"{lexicon}.kwg").is_file():
+        raise SystemExit(f"{lexicon} is not a bundled lexicon (no {lexicon}.txt or .kwg in {DATA})")
+    out = Path(args.out or f"/tmp/{lexicon.lower()}-leaves")
+    cmd = [sys.executable, "-m", "macondo_server", "leaves", "train", "--lexicon", lexicon, "--out", str(out),
            "--workers", str(args.workers), *TRAIN]
     if args.cluster:
         cmd += ["--cluster", args.cluster]
@@ -43,11 +47,11 @@ def main() -> None:
         cmd.append("--resume")
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, cwd=ROOT)
-    shutil.copyfile(out / f"{LEXICON}.klv2", DATA / f"{LEXICON}.klv2")
-    print(f"copied {out / f'{LEXICON}.klv2'} to {DATA / f'{LEXICON}.klv2'}", flush=True)
+    shutil.copyfile(out / f"{lexicon}.klv2", DATA / f"{lexicon}.klv2")
+    print(f"copied {out / f'{lexicon}.klv2'} to {DATA / f'{lexicon}.klv2'}", flush=True)
     if not args.skip_winpct:
-        cmd = [sys.executable, str(ROOT / "scripts" / "make_winpct.py"), "--lexicon", LEXICON, "--threads",
-               str(args.workers), *WINPCT, "-o", str(DATA / f"{LEXICON}.winpct.csv")]
+        cmd = [sys.executable, str(ROOT / "scripts" / "make_winpct.py"), "--lexicon", lexicon, "--threads",
+               str(args.workers), *WINPCT, "-o", str(DATA / f"{lexicon}.winpct.csv")]
         print(" ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, cwd=ROOT)
 
