@@ -3,6 +3,7 @@ of each pair, second in the other), win rate with a 95% interval computed over p
 
 Run: .venv/bin/python bench/leaves.py --lexicon NWL20 --leaves A.klv2 --leaves2 B.klv2 --pairs 20000
      .venv/bin/python bench/leaves.py --lexicon SCOWL70 --leaves2 zero   (bot 2 without leaves)
+     .venv/bin/python bench/leaves.py --lexicon SCOWL70 --distribution english_super --leaves2 zero  (21x21)
 
 `--leaves` / `--leaves2` take a KLV2 path, `default` (the lexicon's own NAME.klv2) or `zero` (no leave values).
 """
@@ -64,9 +65,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
+    ap.add_argument("--distribution", help="play the lexicon with this distribution (english_super: the 21x21 "
+                    "board)")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args()
-    lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon)
+    lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon, args.distribution)
 
     def leaves(spec: str):
         if spec == "default":
@@ -83,7 +86,7 @@ def main() -> None:
             print(f"  {done}/{total} games", file=sys.stderr, flush=True)
 
     s = run_autoplay(b1, b2, 2 * args.pairs, seed=args.seed, threads=args.threads, pairs=True, progress=progress)
-    out = {"lexicon": args.lexicon, "leaves": args.leaves, "leaves2": args.leaves2, "seed": args.seed,
+    out = {"lexicon": args.lexicon, "distribution": lex.ld.name, "layout": lex.layout, "leaves": args.leaves, "leaves2": args.leaves2, "seed": args.seed,
            "games": s.games, "seconds": round(s.seconds, 1), **pair_stats(s.records),
            "mean_score": [round(x, 2) for x in s.mean_score],
            "bingos_per_game": [round(x, 3) for x in s.bingos_per_game]}

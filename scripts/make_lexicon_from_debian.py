@@ -249,7 +249,7 @@ def main() -> None:
     ap.add_argument("--out-dir", default=str(DATA))
     ap.add_argument("--name", help="the lexicon's name (default: the language's, FR_DEBIAN ...)")
     ap.add_argument("--max-tiles", type=int, help=f"the longest words kept (default {MAX_TILES}; Polish 10)")
-    ap.add_argument("--reference", help="a word list (.txt) or word graph (.kwg) of the same distribution: "
+    ap.add_argument("--reference", help="a word list (.txt, .txt.gz) or word graph (.kwg) of the same distribution: "
                                         "print how much of it the new list holds and the other way round")
     args = ap.parse_args()
     try:

@@ -36,8 +36,8 @@ def main() -> None:
     ap.add_argument("--skip-winpct", action="store_true")
     args = ap.parse_args()
     lexicon = args.lexicon
-    if not (DATA / f"{lexicon}.txt").is_file() and not (DATA / f"{lexicon}.kwg").is_file():
-        raise SystemExit(f"{lexicon} is not a bundled lexicon (no {lexicon}.txt or .kwg in {DATA})")
+    if not any((DATA / f"{lexicon}{suffix}").is_file() for suffix in (".txt", ".txt.gz", ".kwg")):
+        raise SystemExit(f"{lexicon} is not a bundled lexicon (no {lexicon}.txt, .txt.gz or .kwg in {DATA})")
     out = Path(args.out or f"/tmp/{lexicon.lower()}-leaves")
     cmd = [sys.executable, "-m", "macondo_server", "leaves", "train", "--lexicon", lexicon, "--out", str(out),
            "--workers", str(args.workers), *TRAIN]
