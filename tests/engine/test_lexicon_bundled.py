@@ -32,7 +32,7 @@ BUNDLED = {
     "NO_DEBIAN": ("norwegian", "wnorwegian", ["BLÅBÆR", "KJÆRLIGHET", "SØSTER", "HUS"], []),
 }
 FAST = {"ES_DEBIAN"}          # compiled in about a second; the others take 5 to 30 s
-TRAINED = {"FR_DEBIAN", "CA_DEBIAN"}    # shipped with leaves (scripts/train_leaves.py)
+TRAINED = {"FR_DEBIAN", "CA_DEBIAN", "DE_DEBIAN", "ES_DEBIAN", "NL_DEBIAN", "NO_DEBIAN"}   # leaves shipped
 
 
 def _present(name: str) -> bool:
