@@ -31,7 +31,7 @@ class CliError(Exception):
 DATA_DIR_HELP = ("lexicon directories, os.pathsep-separated (default: MACONDO_DATA_DIR, and always the bundled "
                  "lexicon); their letterdistributions/ and layouts/ folders add letter distributions and boards")
 DISTRIBUTION_HELP = ("letter distribution (english, english_super, french, german, catalan, dutch, polish, "
-                     "norwegian, spanish, slovene, or one added as data; default: the CGP's ld op, else the "
+                     "norwegian, spanish, slovene, swedish, or one added as data; default: the CGP's ld op, else the "
                      "lexicon's own)")
 LAYOUT_HELP = ("board layout: standard15, standard21 (or CrosswordGame, SuperCrosswordGame), one added as data, or "
                "the path of a layout file (default: the CGP's bdn op, the GCG's #board-layout, else the board of the "

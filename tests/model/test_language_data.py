@@ -58,7 +58,11 @@ FACTS = {
     "norwegian": (33, 100, 2, 202, [], ["Q", "X", "Ü", "Z", "Ä", "Ö"]),
     "spanish": (29, 100, 2, 192, ["CH", "LL", "RR"], []),
     "slovene": (30, 100, 2, 180, [], ["Q", "W", "X", "Y"]),
+    "swedish": (28, 100, 2, 194, [], []),
 }
+# the distributions the peers publish tables of (../shared/docs/distributions); swedish is checked against the
+# published table below
+PEER_NAMES = sorted(set(FACTS) - {"swedish"})
 
 
 @pytest.mark.parametrize("name", sorted(FACTS))
@@ -74,7 +78,7 @@ def test_shipped_distributions(name):
 
 
 @pytest.mark.skipif(not PEER_TABLES.is_dir(), reason="shared distribution tables absent")
-@pytest.mark.parametrize("name", sorted(FACTS))
+@pytest.mark.parametrize("name", PEER_NAMES)
 def test_shipped_distributions_match_the_peers_tables(name):
     """Letters, order (so the tile numbers of the peers' word graphs and leave files), counts, scores and vowels
     as Macondo and MAGPIE publish them (Macondo's Catalan Ç vowel field 10 counts as no vowel, as there)."""
@@ -91,6 +95,25 @@ def test_shipped_distributions_match_the_peers_tables(name):
         assert theirs.lower_labels == ours.lower_labels
         seen += 1
     assert seen >= 1
+
+
+def test_swedish_is_the_published_table():
+    """The Swedish edition's tiles as published (Wikipedia, "Scrabble letter distributions", Swedish), by
+    score: Swedish alphabetical order (Z, Å, Ä, Ö last), no Q or W, vowels A E I O U Y Å Ä Ö."""
+    published = {
+        0: "??", 1: "AAAAAAAA DDDDD EEEEEEE IIIII LLLLL NNNNNN RRRRRRRR SSSSSSSS TTTTTTTT",
+        2: "GGG HH KKK MMM OOOOO", 3: "FF VV ÄÄ", 4: "BB PP UUU ÅÅ ÖÖ", 7: "J Y", 8: "C X", 10: "Z",
+    }
+    ld = PACKAGE_CATALOG.distribution("swedish")
+    expected = {}
+    for score, tiles in published.items():
+        for t in tiles.replace(" ", ""):
+            n, s = expected.get(t, (0, score))
+            expected[t] = (n + 1, s)
+    labels = [ld.labels[i] for i in range(ld.size)]
+    assert labels == ["?"] + list("ABCDEFGHIJKLMNOPRSTUVXYZÅÄÖ")
+    assert {lab: (ld.count(i), ld.score(i)) for i, lab in enumerate(labels)} == expected
+    assert [lab for i, lab in enumerate(labels) if i and ld.is_vowel(i)] == list("AEIOUYÅÄÖ")
 
 
 def test_layouts_by_name_and_alias():
