@@ -17,9 +17,9 @@ The rules (docs/languages.md#the-bundled-lexica), for every language:
 - an entry with anything but letters (hyphen, apostrophe, dot, digit, space) is dropped; Catalan's `l·l` is
   a letter;
 - letters are uppercased; the letters the language plays as tiles of their own keep their marks (German
-  Ä Ö Ü, Catalan Ç, Spanish Ñ, Norwegian Æ Ø Å and the blank-only Ä Ö Ü, every Polish letter), other marks
-  are folded away (É -> E, Ï -> I), but not in Polish, whose tiles are the whole alphabet; German ß is SS,
-  French Œ and Æ are OE and AE;
+  Ä Ö Ü, Catalan Ç, Spanish Ñ, Norwegian Æ Ø Å and the blank-only Ä Ö Ü, Swedish Å Ä Ö, every Polish
+  letter), other marks are folded away (É -> E, Ï -> I), but not in Polish, whose tiles are the whole
+  alphabet; German ß is SS, French Œ and Æ are OE and AE;
 - letters are read as the distribution's tiles, a multi-letter tile where its letters stand (Catalan L·L,
   NY, QU with QÜ as QU; Spanish CH, LL, RR); a word with a letter the distribution lacks (a K or W in
   Spanish or Catalan, a Q or V in Polish, a Catalan Q without U) is dropped;
@@ -76,6 +76,7 @@ SOURCES: dict[str, Source] = {
     "dutch": Source("NL_DEBIAN", "wdutch", ("usr/share/dict/dutch",)),
     "norwegian": Source("NO_DEBIAN", "wnorwegian", ("usr/share/dict/bokmaal", "usr/share/dict/nynorsk"),
                         encoding="latin-1", keep="ÆØÅÄÖÜ"),
+    "swedish": Source("SV_DEBIAN", "wswedish", ("usr/share/dict/swedish",), encoding="latin-1", keep="ÅÄÖ"),
     # 3.3 million words of up to 15 tiles make a word graph of more than the 2^22 nodes a KWG can address
     "polish": Source("PL_DEBIAN", "wpolish", ("usr/share/dict/polish",), fold=False, max_tiles=10),
 }
