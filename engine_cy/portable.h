@@ -139,7 +139,6 @@ static inline void macondo_huge_free(void *base, size_t len) {
         munmap(base, len);
         return;
     }
-
 #endif
     free(base);
 }
