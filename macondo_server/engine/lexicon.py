@@ -1,9 +1,10 @@
 """Lexicon resolution: NAME -> word graph (KWG), leaves (KLV2) and letter distribution.
 
 A NAME.kwg in a data directory is used as is; a NAME.txt word list (or NAME.txt.gz, gzip-compressed) is
-compiled to NAME.kwg on first use and cached; a NAME.klv2 beside either gives the leave values. The lexicon's letter distribution is the one
-NAME.distribution beside them declares, else the one its name implies (model/languages.py), else english; a game
-may play it with another distribution of the same language (english_super for an english lexicon).
+compiled to NAME.kwg on first use and cached; a NAME.klv2 beside either gives the leave values. The lexicon's
+letter distribution is the one NAME.distribution beside them declares, else the one its name implies
+(model/languages.py), else english; a game may play it with another distribution of the same language
+(english_super for an english lexicon).
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ class UnknownLexiconError(LexiconError):
 
 # Said by the CLI and the API alike: it names no path a request could give (requests name lexica, never paths),
 # only where the one who runs the engine (the CLI's user, a server's operator) puts the files.
-ADD_LEXICON_HINT = ("lexica are added where the engine runs: NAME.kwg or NAME.txt[.gz] (a word list), optionally "
-                    "NAME.klv2 (leaves), in a directory given by --data-dir or MACONDO_DATA_DIR (for a server: "
+ADD_LEXICON_HINT = ("lexica are added where the engine runs: NAME.kwg or NAME.txt[.gz] (a word list), "
+                    "optionally NAME.klv2 (leaves), in a directory given by --data-dir or MACONDO_DATA_DIR (for a server: "
                     "by its operator)")
 
 
@@ -425,8 +426,8 @@ class LexiconRegistry:
         return path
 
     def _compiled(self, txt_path: Path, ld: LetterDistribution) -> Kwg:
-        """Compile NAME.txt (or .txt.gz) to a KWG, cached by the word list's content hash (and the distribution's table, for
-        one other than english). The cache file is trusted only when the SHA-256 of its bytes matches the
+        """Compile NAME.txt (or .txt.gz) to a KWG, cached by the word list's content hash (and the distribution's
+        table, for one other than english). The cache file is trusted only when the SHA-256 of its bytes matches the
         sidecar written with it (and it then reads as a valid KWG); otherwise it is compiled again and
         rewritten."""
         data = txt_path.read_bytes()
