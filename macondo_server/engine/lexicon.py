@@ -55,8 +55,8 @@ class UnknownLexiconError(LexiconError):
 # Said by the CLI and the API alike: it names no path a request could give (requests name lexica, never paths),
 # only where the one who runs the engine (the CLI's user, a server's operator) puts the files.
 ADD_LEXICON_HINT = ("lexica are added where the engine runs: NAME.kwg or NAME.txt[.gz] (a word list), "
-                    "optionally NAME.klv2 (leaves), in a directory given by --data-dir or MACONDO_DATA_DIR (for a server: "
-                    "by its operator)")
+                    "optionally NAME.klv2 (leaves), in a directory given by --data-dir or MACONDO_DATA_DIR "
+                    "(for a server: by its operator)")
 
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
