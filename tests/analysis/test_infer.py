@@ -429,23 +429,31 @@ def test_shell_sim_useinferences_on_a_reviewed_turn(client):
     shell.onecmd("quit")
 
 
-def test_exchange_judge_matches_full_generation(engine, nwl):
-    """The C judge of an exchange against every move generated in Python: the rack's best equity, its best
-    exchange of n tiles and the tiles that exchange keeps."""
+def _judge_setup(engine, nwl, count: int, seed: int):
+    """For the exchange and pass judges: the position before turn 6 of self-play seed 77, a copy of its board
+    with cross-sets computed, `count` racks sampled (with `seed`) from what its player could hold, and the bag
+    then."""
     from engine_cy.cross_set import compute_all
-    from engine_cy.infer import InferWorker, sample_leaves
+    from engine_cy.infer import sample_leaves
 
     found = _self_play(engine, nwl, 77, lambda g, b, p: g.history_length == 6)
     assert found
     before = found[0]
-    ld = nwl.ld
     board = before.board.copy()
-    compute_all(board, nwl.kwg, ld)
+    compute_all(board, nwl.kwg, nwl.ld)
     pool = before.unseen_counts(0)
     for t in before.racks[0]:
         pool[t] += 1
-    racks = sample_leaves(pool, 7, 40, 5)
-    bag_before = sum(pool) - 7 - 7
+    return before, board, sample_leaves(pool, 7, count, seed), sum(pool) - 7 - 7
+
+
+def test_exchange_judge_matches_full_generation(engine, nwl):
+    """The C judge of an exchange against every move generated in Python: the rack's best equity, its best
+    exchange of n tiles and the tiles that exchange keeps."""
+    from engine_cy.infer import InferWorker
+
+    before, board, racks, bag_before = _judge_setup(engine, nwl, 40, 5)
+    ld = nwl.ld
     verdicts = set()
     for n in (1, 3, 6):
         w = InferWorker(board, nwl.kwg, nwl.klv, ld, "exchange", [], 0, n, bag_before, 25_000)
@@ -792,20 +800,10 @@ def test_history_matches_a_direct_sum(engine, nwl, monkeypatch):
 def test_softmax_judge_of_exchanges_and_passes_matches_full_generation(engine, nwl):
     """The C judge's log-likelihood of an exchange (its best n-tile exchange) and of a pass (keeping the whole
     rack) against every move generated in Python, with the top 20 moves' raw equities it reports."""
-    from engine_cy.cross_set import compute_all
-    from engine_cy.infer import InferWorker, sample_leaves
+    from engine_cy.infer import InferWorker
 
-    found = _self_play(engine, nwl, 77, lambda g, b, p: g.history_length == 6)
-    assert found
-    before = found[0]
+    before, board, racks, bag_before = _judge_setup(engine, nwl, 12, 9)
     ld = nwl.ld
-    board = before.board.copy()
-    compute_all(board, nwl.kwg, ld)
-    pool = before.unseen_counts(0)
-    for t in before.racks[0]:
-        pool[t] += 1
-    racks = sample_leaves(pool, 7, 12, 9)
-    bag_before = sum(pool) - 7 - 7
     m = len(racks)
     for mode, n in (("exchange", 3), ("pass", 0)):
         w = InferWorker(board, nwl.kwg, nwl.klv, ld, mode, [], 0, n, bag_before, 0, model="softmax",
