@@ -479,6 +479,17 @@ class _History:
         self.stopped = False
         self.used = 0
 
+    def _judged(self, turn: LastPlay, racks: np.ndarray) -> np.ndarray | None:
+        """The log-likelihood of `turn` for each of `racks` (counts [n, size]), or None when the run was stopped
+        before all were judged (the history is then left out: `stopped`)."""
+        ll, _, judged = _judge(_workers(turn, self.lex, self.opts, self.opts.threads),
+                               np.ascontiguousarray(racks), self.stop, self.deadline)
+        self.racks_judged += judged
+        if judged < len(racks):
+            self.stopped = True
+            return None
+        return ll
+
     def factor(self, racks: np.ndarray, logmass: np.ndarray, j: int = 0) -> np.ndarray:
         """log of the earlier turns' likelihood (turns[j:]) given the opponent's rack at the turn after turn j
         (counts [n, size]; logmass: the log posterior of each rack so far, which decides the racks
@@ -512,12 +523,10 @@ class _History:
                 holds = np.asarray((sub.astype(np.int16) >= phony[None, :]).all(axis=1))
                 leaves = np.where(holds[:, None], sub.astype(np.int16) - phony[None, :], 0).astype(np.uint8)
             if turn.weighed:
-                ll, _, judged = _judge(_workers(turn, self.lex, self.opts, self.opts.threads),
-                                       np.ascontiguousarray(leaves), self.stop, self.deadline)
-                self.racks_judged += judged
-                if judged < len(leaves):
-                    self.stopped = True
+                judged_ll = self._judged(turn, leaves)
+                if judged_ll is None:
                     return zero
+                ll = judged_ll
             else:
                 ll = np.zeros(len(sub))
             ll = np.where(holds, ll, -np.inf)
@@ -531,12 +540,10 @@ class _History:
             k = RACK_SIZE - len(played_list)
             parents, leaves, prob = split_racks(sub, k, [int(x) for x in played], avail)
             distinct, inverse = _unique_rows(leaves)
-            ll, _, judged = _judge(_workers(turn, self.lex, self.opts, self.opts.threads),
-                                   np.ascontiguousarray(distinct), self.stop, self.deadline)
-            self.racks_judged += judged
-            if judged < len(distinct):
-                self.stopped = True
+            judged_ll = self._judged(turn, distinct)
+            if judged_ll is None:
                 return zero
+            ll = judged_ll
             self.used = max(self.used, j + 1)
             racks_before = (distinct.astype(np.int16) + played[None, :].astype(np.int16)).astype(np.uint8)
             with np.errstate(divide="ignore"):
