@@ -57,6 +57,17 @@ def _notation(move, ld, board) -> str:
     return format_move(move, ld, board, style="table").strip()
 
 
+def _drawn(pool: list[int], k: int):
+    """Every multiset of k tiles the pool (counts by tile) holds, in ascending tiles, with the number of ways
+    to draw it."""
+    letters = [ml for ml in range(len(pool)) if pool[ml] > 0]
+    for combo in itertools.combinations_with_replacement(letters, k):
+        counts = {ml: combo.count(ml) for ml in set(combo)}
+        if any(counts[ml] > pool[ml] for ml in counts):
+            continue
+        yield combo, math.prod(math.comb(pool[ml], c) for ml, c in counts.items())
+
+
 def _brute_force(engine, lex, before: Position, played: list[int], move, tolerance: float) -> dict:
     """Plain Python: every multiset of 7 - played tiles from what the inferrer cannot see, each rack's moves
     all generated, the play's equity looked up among them; posterior by leave."""
@@ -73,14 +84,9 @@ def _brute_force(engine, lex, before: Position, played: list[int], move, toleran
     for t in played:
         pool[t] -= 1
     k = 7 - len(played)
-    letters = [ml for ml in range(ld.size) if pool[ml] > 0]
     post: dict[tuple, float] = {}
     key = (move.kind, move.row, move.col, move.vertical, tuple(move.tiles))
-    for combo in itertools.combinations_with_replacement(letters, k):
-        counts = {ml: combo.count(ml) for ml in set(combo)}
-        if any(counts[ml] > pool[ml] for ml in counts):
-            continue
-        weight = math.prod(math.comb(pool[ml], c) for ml, c in counts.items())
+    for combo, weight in _drawn(pool, k):
         rack = played + list(combo)
         pos = Position(before.board.copy(), (rack, list(before.racks[1])), before.scores, before.zeros,
                        dict(before.ops), ld)
@@ -583,13 +589,8 @@ def _brute_softmax(engine, lex, lp, temperature: float, top_n: int, value: str) 
     bag = sum(pool) + len(played) - 7
     table = lex.win_table()
     key = (lp.move.kind, lp.move.row, lp.move.col, lp.move.vertical, tuple(lp.move.tiles))
-    letters = [ml for ml in range(ld.size) if pool[ml] > 0]
     post: dict[tuple, float] = {}
-    for combo in itertools.combinations_with_replacement(letters, k):
-        counts = {ml: combo.count(ml) for ml in set(combo)}
-        if any(counts[ml] > pool[ml] for ml in counts):
-            continue
-        weight = math.prod(math.comb(pool[ml], c) for ml, c in counts.items())
+    for combo, weight in _drawn(pool, k):
         rack = played + list(combo)
         pos = Position(before.board.copy(), (rack, list(before.racks[0])), before.scores, before.zeros,
                        dict(before.ops), ld)
