@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from test_security_auth import ALICE, pki  # noqa: F401  (the fixture)
-from test_web import CHROMIUM, SHOTS, WEB, _ready
+from test_web import SHOTS, need_board, run_script
 
 from macondo_server.api.auth import Security, TlsFiles, Tokens
 from macondo_server.api.connect import HttpOptions
@@ -48,22 +46,16 @@ def _server(certs: Path, failures: int):
 
 
 def test_board_over_tls_with_a_token(pki):  # noqa: F811
-    reason = _ready()
-    if reason:
-        pytest.skip(reason)
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    need_board()
     board = _server(pki, failures=1_000_000)
     strict = _server(pki, failures=3)
     try:
         assert board.http is not None and strict.http is not None
-        env = {**os.environ, "CHROMIUM": CHROMIUM, "MACONDO_TOKEN": ALICE, "MACONDO_CGP": CGP,
+        env = {"MACONDO_TOKEN": ALICE, "MACONDO_CGP": CGP,
                "MACONDO_BOARD_URL": f"https://127.0.0.1:{board.http.port}/",
                "MACONDO_STRICT_URL": f"https://127.0.0.1:{strict.http.port}/",
                "MACONDO_SPKI": _spki_hash(pki / "server.pem")}
-        proc = subprocess.run(["node", "test/secure.mjs", str(SHOTS)], cwd=WEB, env=env, capture_output=True,
-                              text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        page = json.loads(proc.stdout.strip().splitlines()[-1])
+        page = run_script("secure.mjs", [], env, timeout=300)
     finally:
         strict.stop(1)
         board.stop(1)

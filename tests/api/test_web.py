@@ -41,6 +41,35 @@ def _ready() -> str | None:
     return None
 
 
+def need_board() -> None:
+    """Skip unless Chromium and the built board are here; make the screenshots' folder."""
+    reason = _ready()
+    if reason:
+        pytest.skip(reason)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+
+def run_script(script: str, args: list[str], env: dict[str, str], timeout: float) -> dict:
+    """Run web/test/SCRIPT ARGS... SHOTS with `env` added to this process's (and CHROMIUM) and return the JSON
+    line it printed last."""
+    proc = subprocess.run(["node", f"test/{script}", *args, str(SHOTS)], cwd=WEB,
+                          env={**os.environ, "CHROMIUM": CHROMIUM, **env}, capture_output=True, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def drive_board(script: str, env: dict[str, str], timeout: float, max_jobs: int = 2) -> dict:
+    """Start a server with the web board on free ports, run web/test/SCRIPT URL SHOTS against it (run_script)
+    and stop the server."""
+    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=max_jobs, http=HttpOptions(port=0, web=True))
+    assert running.http is not None
+    try:
+        return run_script(script, [f"http://127.0.0.1:{running.http.port}/"], env, timeout)
+    finally:
+        running.stop(1)
+
+
 def _cli_json(args: list[str], capsys) -> dict:
     capsys.readouterr()
     assert cli_main(["--data-dir", str(LEXICA), *args]) == 0
@@ -56,24 +85,13 @@ def _events(gcg: str) -> list[str]:
 def test_board_in_headless_chromium(capsys):
     if not GCG.is_file():
         pytest.skip("the shared GCG record is absent")
-    reason = _ready()
-    if reason:
-        pytest.skip(reason)
+    need_board()
     cgp = next(c for c in load_cases("peg") if c["id"] == "peg-onyx-nwl20")["cgp"]
     peg4_cgp = next(c for c in load_cases("peg") if c["id"] == "peg-doc1-bagempty-nwl20")["cgp"]
     endgame_cgp = next(c for c in load_cases("endgame") if c["id"] == "eg-canik-nwl20")["cgp"]
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=4, http=HttpOptions(port=0, web=True))
-    assert running.http is not None
-    try:
-        env = {**os.environ, "MACONDO_PEG_CGP": cgp, "MACONDO_PEG4_CGP": peg4_cgp, "MACONDO_GCG_FILE": str(GCG),
-               "MACONDO_GCG_TURN": "3", "MACONDO_ENDGAME_CGP": endgame_cgp, "CHROMIUM": CHROMIUM}
-        proc = subprocess.run(["node", "test/drive.mjs", f"http://127.0.0.1:{running.http.port}/", str(SHOTS)],
-                              cwd=WEB, env=env, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        page = json.loads(proc.stdout.strip().splitlines()[-1])
-    finally:
-        running.stop(1)
+    env = {"MACONDO_PEG_CGP": cgp, "MACONDO_PEG4_CGP": peg4_cgp, "MACONDO_GCG_FILE": str(GCG), "MACONDO_GCG_TURN": "3",
+           "MACONDO_ENDGAME_CGP": endgame_cgp}
+    page = drive_board("drive.mjs", env, timeout=600, max_jobs=4)
 
     # every step left a screenshot
     assert page["steps"] == ["01-cgp-loaded", "02-generated", "03-peg-live", "04-peg-final", "05-peg-stopped",
@@ -279,8 +297,13 @@ def test_static_files_stay_inside_the_build(tmp_path, monkeypatch):
 
 
 def test_chromium_flags_documented():
-    """The launch flags the driver uses work here (no sandbox, no GPU, a fresh profile): kept in one place."""
-    text = (WEB / "test" / "drive.mjs").read_text()
-    for flag in ("--no-sandbox", "--disable-gpu", "launchPersistentContext(profile"):
+    """The launch flags that work here (no sandbox, no GPU, no background networking, a fresh profile) are kept
+    in one place, the harness every browser script runs through."""
+    text = (WEB / "test" / "board.mjs").read_text()
+    for flag in ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "launchPersistentContext(profile"):
         assert flag in text
+    for script in (WEB / "test").glob("*.mjs"):
+        if script.name != "board.mjs":
+            body = script.read_text()
+            assert "runBoard(" in body and "launchPersistentContext" not in body, script.name
     assert shutil.which("node") is None or (WEB / "package.json").is_file()

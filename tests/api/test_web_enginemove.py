@@ -5,18 +5,12 @@ the screenshot docs/board-engine-move.png. Skipped where chromium or node/npm ar
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 
-import pytest
-from test_web import CHROMIUM, SHOTS, WEB, _ready
+from test_web import SHOTS, drive_board, need_board
 
-from macondo_server.api.connect import HttpOptions
-from macondo_server.api.grpc_server import create_server
-
-from conftest import ROOT, needs_nwl20, shared_settings
+from conftest import ROOT, needs_nwl20
 
 MIDGAME = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/"
            "5I1N3N3/3ReSPOND1D3/1HOE3V3O3/1ENCOMIA3N3/7T7/3VENGED6 AABDELT/ 302/300 0 lex NWL20; tmr 600000/540000;")
@@ -24,20 +18,9 @@ MIDGAME = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JA
 
 @needs_nwl20
 def test_engine_move_on_the_board() -> None:
-    reason = _ready()
-    if reason:
-        pytest.skip(reason)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=2, http=HttpOptions(port=0, web=True))
-    assert running.http is not None
-    try:
-        env = {**os.environ, "CHROMIUM": CHROMIUM, "MACONDO_TIMED_CGP": MIDGAME}
-        proc = subprocess.run(["node", "test/enginemove.mjs", f"http://127.0.0.1:{running.http.port}/", str(SHOTS)],
-                              cwd=WEB, env=env, capture_output=True, text=True, timeout=400)
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        page = json.loads(proc.stdout.strip().splitlines()[-1])
-    finally:
-        running.stop(1)
+    need_board()
+    env = {"MACONDO_TIMED_CGP": MIDGAME}
+    page = drive_board("enginemove.mjs", env, timeout=400)
     assert page["consoleErrors"] == [] and page["error"] == ""
     assert page["steps"] == ["board-engine-move"]
     assert (SHOTS / "board-engine-move.png").stat().st_size > 10_000

@@ -8,19 +8,14 @@ CEL_super lexica are absent."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 
 import pytest
 from test_connect_node import language_case
-from test_web import CHROMIUM, SHOTS, WEB, _cli_json, _ready
+from test_web import SHOTS, _cli_json, drive_board, need_board
 
-from macondo_server.api.connect import HttpOptions
-from macondo_server.api.grpc_server import create_server
-
-from conftest import ROOT, have_lexicon, shared_settings
+from conftest import ROOT, have_lexicon
 
 EMPTY = "/".join(["15"] * 15)
 SUPER_EMPTY = "/".join(["21"] * 21)
@@ -30,9 +25,7 @@ DOC_SHOTS = ("board-catalan", "board-super")      # shown by docs/web-board.md a
 @pytest.mark.skipif(not (have_lexicon("DISC2") and have_lexicon("CEL_super")),
                     reason="shared DISC2 / CEL_super lexica absent")
 def test_board_in_catalan_and_on_the_super_board(capsys):
-    reason = _ready()
-    if reason:
-        pytest.skip(reason)
+    need_board()
     written = language_case("magpie_cgp_roundtrip_catalan_cgp")["expect"]["written_cgp_equals"]
     catalan = f"{written} lex DISC2;"
     # the same board with L·L and NY swapped for an S and an N of the bag: the bag then holds them
@@ -42,19 +35,10 @@ def test_board_in_catalan_and_on_the_super_board(capsys):
     empty = f"{EMPTY} A[L·L]?[QU]ESI/ 0/0 0 lex DISC2;"
     typed = "8B QUIL·LAiES"
     super_cgp = f"{SUPER_EMPTY} IONIZED/ 0/0 0 lex CEL_super;"
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=2, http=HttpOptions(port=0, web=True))
-    assert running.http is not None
-    try:
-        env = {**os.environ, "CHROMIUM": CHROMIUM, "MACONDO_CATALAN_CGP": catalan, "MACONDO_CATALAN_BAG_CGP": bag_cgp,
-               "MACONDO_CATALAN_MOVE": move, "MACONDO_CATALAN_ORDER": order, "MACONDO_CATALAN_EMPTY_CGP": empty,
-               "MACONDO_CATALAN_TYPED": typed, "MACONDO_SUPER_CGP": super_cgp}
-        proc = subprocess.run(["node", "test/languages.mjs", f"http://127.0.0.1:{running.http.port}/", str(SHOTS)],
-                              cwd=WEB, env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        page = json.loads(proc.stdout.strip().splitlines()[-1])
-    finally:
-        running.stop(1)
+    env = {"MACONDO_CATALAN_CGP": catalan, "MACONDO_CATALAN_BAG_CGP": bag_cgp, "MACONDO_CATALAN_MOVE": move,
+           "MACONDO_CATALAN_ORDER": order, "MACONDO_CATALAN_EMPTY_CGP": empty, "MACONDO_CATALAN_TYPED": typed,
+           "MACONDO_SUPER_CGP": super_cgp}
+    page = drive_board("languages.mjs", env, timeout=300)
 
     assert page["steps"] == ["board-catalan", "catalan-typed", "board-super"]
     for name in page["steps"]:

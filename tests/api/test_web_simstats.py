@@ -6,18 +6,12 @@ also copies the screenshot docs/board-sim-stats.png. Skipped where chromium or n
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 
-import pytest
-from test_web import CHROMIUM, SHOTS, WEB, _cli_json, _ready
+from test_web import SHOTS, _cli_json, drive_board, need_board
 
-from macondo_server.api.connect import HttpOptions
-from macondo_server.api.grpc_server import create_server
-
-from conftest import ROOT, needs_nwl20, shared_settings
+from conftest import ROOT, needs_nwl20
 
 # a midgame position (bench/sim.py's)
 MIDGAME = ("7ZEP1F3/1FLUKY3R1R3/5EX2A1U3/2SCARIEST1I3/9TOT3/6GO1LO4/6OR1ETA3/6JABS1b3/5QI4A3/"
@@ -34,21 +28,9 @@ def _heat(play: dict, ply: int) -> dict[str, int]:
 
 @needs_nwl20
 def test_sim_statistics_on_the_board(capsys):
-    reason = _ready()
-    if reason:
-        pytest.skip(reason)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    running = create_server(shared_settings(), "127.0.0.1", 0, max_jobs=2, http=HttpOptions(port=0, web=True))
-    assert running.http is not None
-    try:
-        env = {**os.environ, "CHROMIUM": CHROMIUM, "MACONDO_SIM_CGP": MIDGAME, "MACONDO_SIM_PLAYS": str(PLAYS),
-               "MACONDO_SIM_ITERATIONS": str(ITERATIONS)}
-        proc = subprocess.run(["node", "test/simstats.mjs", f"http://127.0.0.1:{running.http.port}/", str(SHOTS)],
-                              cwd=WEB, env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        page = json.loads(proc.stdout.strip().splitlines()[-1])
-    finally:
-        running.stop(1)
+    need_board()
+    env = {"MACONDO_SIM_CGP": MIDGAME, "MACONDO_SIM_PLAYS": str(PLAYS), "MACONDO_SIM_ITERATIONS": str(ITERATIONS)}
+    page = drive_board("simstats.mjs", env, timeout=300)
 
     assert page["steps"] == ["board-sim-stats", "sim-stats-ply2"]
     for name in page["steps"]:

@@ -3,39 +3,17 @@
 // tests/api/test_web.py to compare with the CLI. The shots named board-*.png are the ones docs/web-board.md shows. Usage: node test/drive.mjs URL OUT_DIR  (inputs from env:
 // MACONDO_PEG_CGP (1 tile in the bag), MACONDO_PEG4_CGP (4 in the bag), MACONDO_GCG_FILE, MACONDO_GCG_TURN,
 // MACONDO_ENDGAME_CGP, MACONDO_PEG_PLIES, CHROMIUM)
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { readFileSync } from "node:fs";
+import { runBoard } from "./board.mjs";
 
 const [url, outDir] = process.argv.slice(2);
 const PEG_CGP = process.env.MACONDO_PEG_CGP;
 const PEG4_CGP = process.env.MACONDO_PEG4_CGP;
 const GCG_FILE = process.env.MACONDO_GCG_FILE;
 const GCG_TURN = Number(process.env.MACONDO_GCG_TURN || "3");
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
-const profile = mkdtempSync(join(tmpdir(), "macondo-chromium-"));
-const out = { steps: [] };
 
-// a fresh profile (playwright passes it as --user-data-dir) and the flags that work here
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  viewport: { width: 1600, height: 1000 },
-  acceptDownloads: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-try {
+await runBoard(outDir, async ({ browser, page, out, shot }) => {
   await browser.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(url).origin });
-  const page = await browser.newPage();
-  const consoleErrors = [];
-  page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
-  page.on("pageerror", (e) => consoleErrors.push(String(e)));
-  const shot = async (name) => {
-    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
-    out.steps.push(name);
-  };
   const resultsState = () => page.$eval("#results", (el) => ({ ...el.dataset }));
   const rows = () => page.$$eval("#results tbody tr[data-move]", (trs) => trs.map((tr) => ({ ...tr.dataset })));
   const text = (sel) => page.$eval(sel, (el) => el.textContent);
@@ -351,9 +329,4 @@ try {
     out.endgameTop = { ...(await resultsState()), top: await dataRows("#eg-top"), also: await dataRows("#eg-also") };
     await shot("09-endgame-top");
   }
-  out.consoleErrors = consoleErrors;
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-console.log(JSON.stringify(out));
+}, { acceptDownloads: true });

@@ -3,27 +3,13 @@
 // the engine played, how (phase) and in what time. Prints what the page showed as JSON for
 // tests/api/test_web_enginemove.py. Usage: node test/enginemove.mjs URL OUT_DIR; inputs from env:
 // MACONDO_TIMED_CGP, CHROMIUM.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { runBoard } from "./board.mjs";
 
 const [url, outDir] = process.argv.slice(2);
 const env = process.env;
-const profile = mkdtempSync(join(tmpdir(), "macondo-chromium-"));
-const out = { steps: [], consoleErrors: [], moves: [] };
 
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1600, height: 1000 },
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-try {
-  const page = await browser.newPage();
-  page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
-  page.on("pageerror", (e) => out.consoleErrors.push(String(e)));
+await runBoard(outDir, async ({ page, out, shot }) => {
+  out.moves = [];
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById("lexicon").options.length > 0, null, { timeout: 60_000 });
   await page.fill("#cgp", env.MACONDO_TIMED_CGP);
@@ -42,10 +28,5 @@ try {
   }
   out.clocksAfter = await page.$$eval("#players .clock", (els) => els.map((e) => e.textContent));
   out.error = await page.$eval("#error", (el) => el.textContent);
-  await page.screenshot({ path: join(outDir, "board-engine-move.png"), fullPage: true });
-  out.steps.push("board-engine-move");
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-console.log(JSON.stringify(out));
+  await shot("board-engine-move");
+});

@@ -6,31 +6,12 @@
 // inputs from env: MACONDO_CATALAN_CGP, MACONDO_CATALAN_BAG_CGP (L·L and NY in the bag), MACONDO_CATALAN_MOVE and
 // MACONDO_CATALAN_ORDER (played there), MACONDO_CATALAN_EMPTY_CGP and MACONDO_CATALAN_TYPED (a move typed
 // without brackets), MACONDO_SUPER_CGP, CHROMIUM.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { runBoard } from "./board.mjs";
 
 const [url, outDir] = process.argv.slice(2);
 const env = process.env;
-const profile = mkdtempSync(join(tmpdir(), "macondo-chromium-"));
-const out = { steps: [], consoleErrors: [] };
 
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1600, height: 1000 },
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-try {
-  const page = await browser.newPage();
-  page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
-  page.on("pageerror", (e) => out.consoleErrors.push(String(e)));
-  const shot = async (name) => {
-    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
-    out.steps.push(name);
-  };
+await runBoard(outDir, async ({ page, out, shot }) => {
   const text = (sel) => page.$eval(sel, (el) => el.textContent);
   const loadCgp = async (cgp) => {
     await page.fill("#cgp", cgp);
@@ -123,8 +104,4 @@ try {
   await page.click("#results tbody tr:first-child");        // the reply shown on the board, in green
   out.superReply = (await board()).tiles.filter((t) => t.preview).map((t) => t.label);
   await shot("board-super");
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-console.log(JSON.stringify(out));
+});

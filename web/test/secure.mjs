@@ -5,10 +5,7 @@
 // what the page showed as JSON for tests/api/test_security_web.py. Usage: node test/secure.mjs OUT_DIR; inputs
 // from env: MACONDO_BOARD_URL, MACONDO_STRICT_URL (https://127.0.0.1:PORT/), MACONDO_TOKEN, MACONDO_SPKI (the
 // server key's SHA-256 SPKI hash, the only certificate Chromium is told to accept), MACONDO_CGP, CHROMIUM.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { runBoard } from "./board.mjs";
 
 const [outDir] = process.argv.slice(2);
 const env = process.env;
@@ -16,29 +13,14 @@ const BOARD = env.MACONDO_BOARD_URL;
 const STRICT = env.MACONDO_STRICT_URL;
 const TOKEN = env.MACONDO_TOKEN;
 const REBOUND = "rebound.test";
-const profile = mkdtempSync(join(tmpdir(), "macondo-chromium-"));
-const out = { steps: [], consoleErrors: [] };
 
 // the test CA is trusted the way a user pins one certificate: by the hash of its key, nothing else; the name
 // rebound.test resolves to 127.0.0.1 (a page rebinding its own name to the local server)
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1600, height: 1000 },
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", `--ignore-certificate-errors-spki-list=${env.MACONDO_SPKI}`,
-    `--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`],
-});
-try {
-  const page = await browser.newPage();
-  page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
-  page.on("pageerror", (e) => out.consoleErrors.push(String(e)));
+const TRUST = [`--ignore-certificate-errors-spki-list=${env.MACONDO_SPKI}`, `--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`];
+
+await runBoard(outDir, async ({ browser, page, out, shot }) => {
   const calls = [];
   page.on("request", (r) => { if (r.url().includes("/macondo.v1.Engine/")) calls.push(r.url().split("/").pop()); });
-  const shot = async (name) => {
-    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
-    out.steps.push(name);
-  };
   const error = () => page.$eval("#error", (el) => ({ text: el.textContent, code: el.dataset.code || "",
     status: el.dataset.status || "", hint: el.querySelector(".error-hint")?.textContent || "" }));
   const header = () => page.$eval("#server-status", (el) => el.textContent);
@@ -135,11 +117,6 @@ try {
   await strictToken("wrong-token-0123456789abcdeg", "not one this server accepts");
   await strictToken(TOKEN, "too many failed authentications");
   out.limited = { error: await errorOf(), header: await strict.$eval("#server-status", (el) => el.textContent) };
-  await strict.screenshot({ path: join(outDir, "secure-03-rate-limited.png"), fullPage: true });
-  out.steps.push("secure-03-rate-limited");
+  await shot("secure-03-rate-limited", strict);
   await strict.close();
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-console.log(JSON.stringify(out));
+}, { args: TRUST });

@@ -3,31 +3,12 @@
 // Prints what the page showed as JSON for tests/api/test_web_simstats.py; the shot board-sim-stats.png is the one
 // docs/web-board.md shows. Usage: node test/simstats.mjs URL OUT_DIR; inputs from env: MACONDO_SIM_CGP,
 // MACONDO_SIM_PLAYS, MACONDO_SIM_ITERATIONS, CHROMIUM.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { runBoard } from "./board.mjs";
 
 const [url, outDir] = process.argv.slice(2);
 const env = process.env;
-const profile = mkdtempSync(join(tmpdir(), "macondo-chromium-"));
-const out = { steps: [], consoleErrors: [] };
 
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  viewport: { width: 1600, height: 1000 },
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-try {
-  const page = await browser.newPage();
-  page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
-  page.on("pageerror", (e) => out.consoleErrors.push(String(e)));
-  const shot = async (name) => {
-    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
-    out.steps.push(name);
-  };
+await runBoard(outDir, async ({ page, out, shot }) => {
   const ended = () => page.waitForFunction(
     () => ["final", "stopped"].includes(document.getElementById("results").dataset.state), null, { timeout: 120000 });
   /** The statistics shown: the panel's figures, the histogram's bars, the heat painted on the board. */
@@ -86,8 +67,4 @@ try {
   await ended();
   await page.waitForFunction(() => document.getElementById("sim-stats")?.hidden);
   out.without = await stats();
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-console.log(JSON.stringify(out));
+});
