@@ -8,17 +8,20 @@ import {
   startJob,
   webTransport,
   MoveType,
+  type AnalyzeProgress,
   type EndgameProgress,
   type EngineClient,
   type GameState,
   type Job,
   type Move,
   type PreEndgameProgress,
+  type ReviewGamesProgress,
   type ServerInfo,
   type SimulateProgress,
 } from "@macondo/client";
 import { $, h, listOf, replaceKeepingScroll, summaryList, table } from "./dom";
 import { addOnlySolve, describePegOptions, newPegView, pegOptions, renderPeg, resetPegOptions } from "./peg";
+import { newReviewView, renderBatch, renderReview, type ReviewView } from "./review";
 import { clearSimHeat, newSimStatsView, paintHeat, renderSimStats } from "./simstats";
 
 // ------------------------------------------------------------------ set-up
@@ -53,7 +56,7 @@ const PREMIUM: Record<string, [string, string]> = {
 const COLS = "ABCDEFGHIJKLMNOPQRSTU";     // boards up to 21x21
 const RACK_SIZE = 7;
 
-type AnyJob = Job<SimulateProgress | EndgameProgress | PreEndgameProgress>;
+type AnyJob = Job<SimulateProgress | EndgameProgress | PreEndgameProgress | AnalyzeProgress | ReviewGamesProgress>;
 
 interface State {
   game?: GameState;
@@ -64,6 +67,7 @@ interface State {
   stopAsked: boolean;     // the user pressed Stop during the current job
   cursor?: { row: number; col: number; vertical: boolean };
   preview?: Move;
+  review?: { view: ReviewView; gameId: string };   // the review shown, of this game's record as it was
 }
 const state: State = { cgp: "", origin: "new", lexicon: "", stopAsked: false };
 
@@ -216,6 +220,9 @@ async function setGame(next: GameState, origin?: State["origin"]): Promise<void>
   if (old && old.gameId !== next.gameId) {
     client.deleteGame({ gameId: old.gameId }).catch(() => undefined);   // sessions are bounded per client
   }
+  // a review belongs to the record it analysed: moving the cursor keeps it, a changed record does not
+  const rv = state.review;
+  if (rv && (rv.gameId !== next.gameId || rv.view.numEvents !== next.numEvents) && !state.job) clearReview();
   renderAll();
 }
 
@@ -554,6 +561,9 @@ function renderAll(): void {
   renderBoard();
   renderPlayers();
   renderEvents();
+  drawReview();
+  const g = state.game;
+  $<HTMLButtonElement>("review-game").disabled = !g || g.numEvents === 0 || state.origin === "cgp" || state.job !== undefined;
 }
 
 // ------------------------------------------------------------------ analysis
@@ -611,7 +621,8 @@ async function generate(): Promise<void> {
   $("job-status").textContent = `${resp.moves.length} moves`;
 }
 
-function jobStatus(kind: string, snaps: number, elapsed: number, final: boolean, stopped: boolean, why = ""): void {
+function jobStatus(kind: string, snaps: number, elapsed: number, final: boolean, stopped: boolean, why = "",
+  target = "results"): void {
   const el = $("job-status");
   let what = "running…";
   if (final && stopped) {
@@ -620,17 +631,20 @@ function jobStatus(kind: string, snaps: number, elapsed: number, final: boolean,
     what = `finished${why ? ` (${why})` : ""}`;
   }
   el.textContent = `${kind}: ${what} · ${elapsed.toFixed(1)} s · ${snaps} update(s)`;
-  const results = $("results");
+  const results = $(target);
   results.dataset.state = final ? (stopped ? "stopped" : "final") : "running";
   results.dataset.updates = String(snaps);
 }
 
-async function runJob<T extends { jobId: string; final: boolean; stopped: boolean; elapsedSeconds: number }>(
-  kind: string, job: Job<T>, render: (snap: T) => void, why: (snap: T) => string = () => ""): Promise<void> {
+/** Run a long job, rendering each snapshot into `target` (the results box; a review has its own). */
+async function runJob<T extends { jobId: string; final: boolean; stopped: boolean; elapsedSeconds?: number }>(
+  kind: string, job: Job<T>, render: (snap: T) => void, why: (snap: T) => string = () => "",
+  target = "results"): Promise<void> {
   state.job = job as unknown as AnyJob;
   state.stopAsked = false;
   setRunning(true);
-  const results = $("results");
+  const t0 = performance.now();
+  const results = $(target);
   results.replaceChildren();
   for (const k of Object.keys(results.dataset)) delete results.dataset[k];
   results.dataset.kind = kind;
@@ -656,7 +670,8 @@ async function runJob<T extends { jobId: string; final: boolean; stopped: boolea
         void pollJobs();
       }
       render(snap);
-      jobStatus(kind, snaps, snap.elapsedSeconds, snap.final, snap.stopped, snap.final ? why(snap) : "");
+      jobStatus(kind, snaps, snap.elapsedSeconds ?? (performance.now() - t0) / 1000, snap.final, snap.stopped,
+        snap.final ? why(snap) : "", target);
       if (snap.final) uncount();
     }
   } finally {
@@ -668,10 +683,12 @@ async function runJob<T extends { jobId: string; final: boolean; stopped: boolea
 }
 
 function setRunning(running: boolean): void {
-  for (const id of ["gen", "sim", "endgame", "peg", "load-cgp", "load-gcg", "new-game", "engine-play"]) {
+  for (const id of ["gen", "sim", "endgame", "peg", "load-cgp", "load-gcg", "new-game", "engine-play", "review-game",
+    "review-batch"]) {
     $<HTMLButtonElement>(id).disabled = running;
   }
   $<HTMLButtonElement>("stop").disabled = !running;
+  if (!running) renderAll();     // the buttons that depend on the game (engine move, review) as it now is
 }
 
 async function simulate(): Promise<void> {
@@ -822,6 +839,74 @@ async function preEndgame(): Promise<void> {
   });
 }
 
+// ------------------------------------------------------------------ review
+
+/** The review's budgets from its options (empty: the server's defaults). */
+function reviewOptions() {
+  const opt = (id: string) => (val(id) === "" ? undefined : int(id));
+  return {
+    simIterations: int("opt-rv-iterations"), simPlies: opt("opt-rv-plies"), simPlays: int("opt-rv-plays"),
+    pegMaxBag: opt("opt-rv-peg-bag"), endgamePlies: int("opt-rv-eg-plies"), threads: int("opt-rv-threads"),
+    player: val("opt-rv-player"),
+  };
+}
+
+function clearReview(): void {
+  state.review = undefined;
+  const box = $("review");
+  box.replaceChildren();
+  for (const k of Object.keys(box.dataset)) delete box.dataset[k];
+}
+
+function drawReview(): void {
+  const rv = state.review;
+  if (!rv || rv.gameId !== state.game?.gameId) return;
+  renderReview($("review"), rv.view, state.game.turn, (event) => void guarded(() => reviewTurn(event)));
+}
+
+/** A reviewed turn: the position before it, with the engine's best move in the Move box. */
+async function reviewTurn(event: number): Promise<void> {
+  const t = state.review?.view.turns.get(event);
+  await goTo(event - 1);
+  if (t?.best?.move) $<HTMLInputElement>("move-input").value = t.best.move;
+}
+
+async function reviewGame(): Promise<void> {
+  const g = state.game;
+  if (!g || g.numEvents === 0) throw new Error("load a GCG or play a game first: a review analyses the game's record");
+  if (state.origin === "cgp") throw new Error("this game began at a CGP position, which a game record cannot hold: review a game from the empty board");
+  const opts = reviewOptions();
+  const { gcg } = await client.exportGame({ gameId: g.gameId });
+  const view = newReviewView(g.players, g.numEvents);
+  state.review = { view, gameId: g.gameId };
+  const job = startJob(client, "analyzeGame", { gcg, lexicon: state.lexicon, ...opts });
+  await runJob("review", job, (snap) => {
+    for (const t of snap.turns) view.turns.set(t.event, t);
+    view.last = snap;
+    drawReview();
+  }, (snap) => (snap.stopped ? "" : `${snap.turnsDone} turns`), "review");
+}
+
+const MAX_REVIEW_FILES = 1000;
+const MAX_GCG_BYTES = 262_144;
+
+async function reviewFiles(): Promise<void> {
+  const files = [...($<HTMLInputElement>("review-files").files ?? [])];
+  if (!files.length) throw new Error("choose the GCG files to review (Many games, under Review options)");
+  if (files.length > MAX_REVIEW_FILES) throw new Error(`${files.length} files: at most ${MAX_REVIEW_FILES} a review`);
+  const big = files.find((f) => f.size > MAX_GCG_BYTES);
+  if (big) throw new Error(`${big.name} is larger than 256 KiB`);
+  const games = await Promise.all(files.map(async (f) => ({ name: f.name, gcg: await f.text() })));
+  const opts = reviewOptions();
+  clearReview();
+  const errors: { game: string; error: string }[] = [];
+  const job = startJob(client, "reviewGames", { games, options: { lexicon: state.lexicon, ...opts } });
+  await runJob("batch review", job, (snap) => {
+    errors.push(...snap.errors.map((e) => ({ game: e.game, error: e.error })));
+    renderBatch($("review"), snap, errors);
+  }, (snap) => `${snap.gamesDone} games`, "review");
+}
+
 // ------------------------------------------------------------------ wiring
 
 function on(id: string, fn: () => Promise<void>): void {
@@ -842,6 +927,8 @@ on("peg", preEndgame);
 on("copy-cgp", copyCgp);
 on("engine-play", engineMove);
 on("export-gcg", exportGcg);
+on("review-game", reviewGame);
+on("review-batch", reviewFiles);
 on("stop", async () => {
   if (!state.job) return;
   state.stopAsked = true;
