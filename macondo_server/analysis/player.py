@@ -23,6 +23,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from engine_cy.game import Game
 from engine_cy.movegen import MoveGen
@@ -32,6 +33,9 @@ from macondo_server.engine.lexicon import Lexicon
 from macondo_server.engine.replay import position_from_game
 from macondo_server.model.move import Move
 from macondo_server.model.text import excerpt
+
+if TYPE_CHECKING:
+    from macondo_server.analysis.infer import LastPlay
 
 PHASES = ("static", "sim", "pre-endgame", "endgame")
 # relative weights of a turn's thinking time by phase: a pre-endgame decides more and costs more
@@ -247,6 +251,8 @@ class Turn:
     clock: float | None = None          # seconds left (None: untimed)
     last_play: str | None = None        # the opponent's last play as it stands on the board (for inference)
     last_withdrawn: bool = False
+    # the opponent's turns before last_play, oldest first (infer.history_from_record), weighed with it
+    history: tuple[LastPlay, ...] = ()
 
 
 def choose(engine: Engine, game: Game, lex: Lexicon, st: Strategy, turn: Turn | None = None,
@@ -387,6 +393,7 @@ def _sim(engine: Engine, game: Game, lex: Lexicon, st: Strategy, budget: Budget,
     if st.infer and turn.last_play:
         opts.infer_play = turn.last_play
         opts.infer_withdrawn = turn.last_withdrawn
+        opts.infer_history = list(turn.history)
     job = SimJob(engine, pos, opts, stop=stop)
     if stop is not None and stop.is_set():
         return _fallback(engine, game, lex, "sim", "stopped before the simulation began")

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engine_cy.game import Game, GameError
 from macondo_server.analysis.player import Choice, Strategy, Turn, choose
@@ -36,6 +37,9 @@ from macondo_server.model.position import Position, parse_clock
 from macondo_server.model.text import MAX_GCG_CHARS, MAX_GCG_EVENTS, MAX_NAME_CHARS, FormatError, excerpt
 from macondo_server.model.tiles import RACK_SIZE, rack_tiles
 from macondo_server.runtime.limits import Limits, ResourceLimitError, current_principal
+
+if TYPE_CHECKING:
+    from macondo_server.analysis.infer import LastPlay
 
 log = logging.getLogger("macondo.server")
 
@@ -559,7 +563,8 @@ class SessionStore:
             if view is not None and not view.racks[0] and game.bag_size > 0:
                 raise FormatError(f"the rack of {session.players[game.on_turn]} is not known here: set it first "
                                   "(SetRack; rack LETTERS in the shell)")
-            turn = Turn(clock=session.clock_left(game.on_turn), last_play=_last_play(session))
+            turn = Turn(clock=session.clock_left(game.on_turn), last_play=_last_play(session),
+                        history=_history(session) if strategy.infer else ())
             choice = choose(self.engine, game, lex, strategy, turn, stop=stop, threads=threads)
             self._commit(session, choice.move)
             return choice
@@ -605,6 +610,15 @@ def _last_play(session: Session) -> str | None:
         n = int(ex) if ex.isdigit() else len(rack_tiles(session.lexicon.ld, ex, "exchange", fold_case=True))
         return f"exch {n}"
     return None
+
+
+def _history(session: Session) -> tuple[LastPlay, ...]:
+    """The opponent's turns before their last play, as the player on turn saw them, for inference (the
+    record's own view: a record made for this player leaves the opponent's racks out)."""
+    from macondo_server.analysis.infer import DEFAULT_HISTORY, history_from_record
+
+    replayed = replay_gcg(session.record, session.lexicon, session.cursor, session.seed, start=session.start)
+    return tuple(history_from_record(session.record, replayed, session.lexicon, DEFAULT_HISTORY))
 
 
 def _tick(session: Session) -> None:

@@ -182,6 +182,32 @@ def test_the_bot_sees_the_record_without_the_opponents_racks() -> None:
 
 
 @needs_nwl20
+def test_an_inferring_bot_weighs_the_opponents_earlier_turns(server) -> None:
+    """`infer=1` hands the simulation the opponent's earlier turns since their last exchange, as the mover's
+    record shows them, besides their last play."""
+    from macondo_client import Client
+    from macondo_client.bots import honest_record
+
+    from macondo_server.api.sessions import _history
+
+    with Client(f"127.0.0.1:{server.port}") as client:
+        gid = client.create_game(lexicon="NWL20", seed=5).game_id
+        for _ in range(7):
+            client.engine_move(gid, "static")
+        whole = client.get_game(gid)
+        theirs = [h.move for h in whole.history if h.player == 0]     # the opponent of the player on turn
+        assert whole.on_turn == 1 and len(theirs) == 4 and all(m.tiles_played > 0 for m in theirs)
+        state = client.create_game(gcg=honest_record(client.export_game(gid), 1), seed=3)
+        session = server.servicer.sessions.get(state.game_id)
+        history = _history(session)
+        # the earlier turns, oldest first; the last one is the play inferred from, not part of the history
+        assert [t.text for t in history] == [m.display.strip() for m in theirs[:-1]]
+        assert all(len(t.before.racks[1]) == 0 for t in history)      # the opponent's racks never seen
+        r = client.engine_move(state.game_id, "sim:infer=1,iterations=20,num_plays=3")
+        assert r.phase == "sim"
+
+
+@needs_nwl20
 def test_the_shell_lets_the_engine_play(client) -> None:
     import io
 
