@@ -109,6 +109,26 @@ for (const [protocol, url] of TRANSPORTS) {
     const em = await c.engineMove({ gameId: game.gameId, strategy: "static" });
     assert.equal(em.game.history.length, 2);
 
+    // a review of the game so far, then a batch summed up per player: the game under two names and a broken one
+    for (let i = 0; i < 6; i++) await c.engineMove({ gameId: game.gameId, strategy: "static" });
+    const { gcg } = await c.exportGame({ gameId: game.gameId });
+    const budget = { simIterations: 10, simPlays: 2, simPlies: 1, pegMaxBag: 0, endgamePlies: 1, threads: 1 };
+    const one = await finalOf(startJob(c, "analyzeGame", { gcg, ...budget }, 120_000));
+    assert.ok(one.last.final && !one.last.stopped && one.last.turnsDone === 8 && one.last.summary.length === 2);
+    assert.ok(one.last.turns.every((t) => t.played && t.winAfter !== undefined));
+    const batch = await finalOf(startJob(c, "reviewGames", { games: [{ name: "a.gcg", gcg }, { name: "b.gcg", gcg },
+      { name: "broken.gcg", gcg: ">x: ABC 8Z QQQ +10 10\n" }], options: budget, top: 3 }, 120_000));
+    const sum = batch.last.summary;
+    assert.ok(batch.last.final && sum.games === 2 && sum.analysed === 2 && sum.failed === 1);
+    assert.deepEqual(sum.players.map((p) => p.games), [2, 2]);
+    for (const p of sum.players) {
+      const own = one.last.summary.find((s) => s.nick === p.nicks[0]);
+      assert.equal(p.turns, 2 * own.turns);
+      assert.ok(Math.abs(p.mistakeIndexPerGame - own.mistakeIndex) < 1e-9);
+      assert.ok(p.biggestMistakes.length <= 3);
+    }
+    assert.equal(JSON.parse(batch.last.json).players.length, 2);
+
     // RPCs added to the service later: each answers, or fails with a worded, typed error (never UNKNOWN)
     for (const method of Engine.methods) {
       if (called.has(method.name) || method.name === "DeleteGame") continue;
