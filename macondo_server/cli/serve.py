@@ -160,7 +160,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
 
                 cluster = stack.enter_context(Cluster(args.cluster))
             opts = ArenaOptions(args.games, args.seed, args.lexicon or "", args.clock, args.move_time, args.parallel,
-                                args.first_game, commands, positions, args.log or "")
+                                args.first_game, commands, positions, args.log or "", args.adapter_retries)
             return main_bots(first, second, args.strategy1, args.strategy2, opts, args.gcg_dir, args.json,
                              cluster=cluster)
     except MacondoError as exc:
@@ -248,6 +248,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bt.add_argument("--command1", metavar="COMMAND",
                     help="bot 1 is another engine through this adapter command (docs/bots.md: the protocol)")
     bt.add_argument("--command2", metavar="COMMAND", help="bot 2 through an adapter command")
+    bt.add_argument("--adapter-retries", type=int_in(0, 100), default=2, metavar="N",
+                    help="an adapter that fails a move is restarted and asked again, up to N times a move "
+                         "(default 2)")
     bt.add_argument("--clock", type=seconds_in(86_400), default=0.0, metavar="SECONDS",
                     help="each player's game clock; time over costs 10 points a minute (default: untimed)")
     bt.add_argument("--move-time", type=seconds_in(86_400), default=0.0, metavar="SECONDS",

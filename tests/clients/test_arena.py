@@ -145,10 +145,55 @@ def test_another_engine_through_an_adapter(client, tmp_path) -> None:
             run_bots(client, (Bot("bot1", client, "expert"), broken), 2, seed=3, lexicon="NWL20")
     finally:
         broken.close()
-    assert "not JSON" in err.value.message
+    # garbage every time: asked again after each of its 2 restarts, then the run ends naming the failure
+    assert "not JSON" in err.value.message and "after 2 restarts" in err.value.message
+    assert broken.restarts == 2
     with pytest.raises(MacondoError) as err:
         CommandBot("x", "/no/such/adapter").choose(f"{EMPTY} AEINQST/ 0/0 0", 1, 86)
     assert "cannot start the adapter" in err.value.message
+
+
+FLAKY = textwrap.dedent("""
+    import json, os, sys
+    marker = sys.argv[1]
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("quit"):
+            break
+        if not os.path.exists(marker):      # the first adapter dies at its first question
+            open(marker, "w").close()
+            sys.exit(3)
+        print(json.dumps({"move": "pass"}), flush=True)
+""")
+
+
+@needs_nwl20
+def test_a_failing_adapter_is_restarted_and_asked_again(client, tmp_path, capsys) -> None:
+    script = tmp_path / "flaky.py"
+    script.write_text(FLAKY)
+    adapter = CommandBot("bot2", f"{sys.executable} {script} {tmp_path / 'died'}")
+    try:
+        results, summary = run_bots(client, (Bot("bot1", client, "expert"), adapter), 2, seed=3, lexicon="NWL20")
+    finally:
+        adapter.close()
+    assert summary.games == 2 and summary.wins == (2, 0) and adapter.restarts == 1
+    assert "bot2: the adapter adapter: " in capsys.readouterr().err
+    # a run's report counts the restarts
+    (tmp_path / "died").unlink()
+    out = subprocess.run([sys.executable, "-m", "macondo_server", "bots", "--strategy1", "expert", "--command2",
+                          f"{sys.executable} {script} {tmp_path / 'died'}", "--games", "2", "--lexicon", "NWL20",
+                          "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["adapter_restarts"] == [0, 1] and "restarting the adapter" in out.stderr
+    # none allowed: the first failure ends the run
+    (tmp_path / "died").unlink()
+    none = CommandBot("bot2", f"{sys.executable} {script} {tmp_path / 'died'}", retries=0)
+    try:
+        with pytest.raises(MacondoError) as err:
+            run_bots(client, (Bot("bot1", client, "expert"), none), 2, seed=3, lexicon="NWL20")
+    finally:
+        none.close()
+    assert "after 0 restarts" in err.value.message and none.restarts == 0
 
 
 @needs_nwl20

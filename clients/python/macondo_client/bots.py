@@ -110,13 +110,20 @@ class CommandBot:
     """Another engine's bot through an adapter process (started once, kept for the run). The arena writes one
     JSON object a line: {"cgp": position as the mover sees it, "seconds": this move's budget, "seed": int};
     the adapter answers {"move": notation} or {"error": "..."}; {"quit": true} or the end of input ends it.
-    With a clock and no fixed time a move, the budget is the clock left shared over the turns to come."""
+    With a clock and no fixed time a move, the budget is the clock left shared over the turns to come.
 
-    def __init__(self, name: str, command: str, move_time: float = 0.0, timeout: float = 600.0) -> None:
+    An adapter that fails a move (it exits, gives no answer within `timeout`, or answers garbage or an error)
+    is killed and started again, and the move asked again with the budget left, up to `retries` times a move;
+    each restart is said on stderr and counted (`restarts`). The time lost counts as the move's."""
+
+    def __init__(self, name: str, command: str, move_time: float = 0.0, timeout: float = 600.0,
+                 retries: int = 2) -> None:
         self.name = name
         self.command = command
         self.move_time = move_time
         self.timeout = timeout
+        self.retries = retries
+        self.restarts = 0
         self._local = threading.local()          # one adapter process per thread that asks
         self._all: list[subprocess.Popen[str]] = []
         self._lock = threading.Lock()
@@ -139,6 +146,17 @@ class CommandBot:
                 self._all.append(proc)
         return proc
 
+    def _drop(self) -> None:
+        """Kill this thread's adapter process (the next question starts a new one)."""
+        proc: subprocess.Popen[str] | None = getattr(self._local, "proc", None)
+        self._local.proc = None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
     def budget(self, cgp: str, bag: int) -> float:
         if self.move_time > 0:
             return self.move_time
@@ -151,7 +169,25 @@ class CommandBot:
     def choose(self, cgp: str, seed: int, bag: int, gcg: str = "", on_turn: int = 0,
                clock: float | None = None) -> Played:
         t0 = time.monotonic()
-        request = {"cgp": cgp, "seconds": round(self.budget(cgp, bag), 3), "seed": seed}
+        budget = self.budget(cgp, bag)
+        for attempt in range(self.retries + 1):
+            left = max(0.05, budget - (time.monotonic() - t0))
+            try:
+                return self._ask({"cgp": cgp, "seconds": round(left, 3), "seed": seed}, t0)
+            except MacondoError as exc:
+                if exc.code == grpc.StatusCode.FAILED_PRECONDITION:
+                    raise                        # it cannot even be started: asking again will not help
+                self._drop()
+                if attempt == self.retries:
+                    raise MacondoError(exc.code, f"{exc.message} (after {self.retries} restart"
+                                                 f"{'' if self.retries == 1 else 's'} for this move)") from None
+                with self._lock:
+                    self.restarts += 1
+                print(f"arena: {self.name}: {exc.message}; restarting the adapter and asking again", file=sys.stderr,
+                      flush=True)
+        raise AssertionError("unreachable")
+
+    def _ask(self, request: dict[str, Any], t0: float) -> Played:
         proc = self._process()
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -341,6 +377,7 @@ class Summary:
     lost_on_time: tuple[int, int] = (0, 0)       # games a bot lost that it won on the board
     by_phase: dict[str, dict[str, float]] = field(default_factory=dict)   # decided in: games, bot 1 win rate
     bot_phases: tuple[dict[str, int], dict[str, int]] = ({}, {})   # how each bot chose its moves
+    adapter_restarts: tuple[int, int] = (0, 0)   # restarts of a failing adapter bot (CommandBot.restarts)
 
     def to_json(self) -> dict[str, Any]:
         return {"games": self.games, "wins": list(self.wins), "draws": self.draws,
@@ -350,7 +387,8 @@ class Summary:
                 "seconds": round(self.seconds, 3), "strategies": list(self.strategies),
                 "move_seconds": [dict(m) for m in self.move_seconds],
                 "overtime_games": list(self.overtime_games), "lost_on_time": list(self.lost_on_time),
-                "by_phase": self.by_phase, "bot_phases": [dict(b) for b in self.bot_phases]}
+                "by_phase": self.by_phase, "bot_phases": [dict(b) for b in self.bot_phases],
+                "adapter_restarts": list(self.adapter_restarts)}
 
     def text(self) -> str:
         s1, s2 = self.strategies
@@ -369,6 +407,9 @@ class Summary:
             parts = [f"{ph} {int(v['games'])} games, {s1} {100 * v['win_rate']:.1f}%"
                      for ph, v in self.by_phase.items()]
             lines.append("decided in: " + "; ".join(parts))
+        if any(self.adapter_restarts):
+            lines.append("adapter restarts: " + ", ".join(f"{name} {n}" for name, n in
+                                                          zip(self.strategies, self.adapter_restarts, strict=True)))
         lines.append(f"{self.seconds:.1f} s ({self.games / self.seconds if self.seconds else 0:.2f} games/s)")
         return "\n".join(lines)
 
@@ -681,6 +722,7 @@ class ArenaOptions:
     commands: tuple[str, str] = ("", "")
     positions: list[str] = field(default_factory=list)   # CGPs (both racks) the game pairs start from
     log: str = ""              # a file each game is appended to as a JSON line as soon as it ends
+    adapter_retries: int = 2   # restarts of a failing adapter a move (CommandBot.retries)
 
 
 def main_bots(referee: Client, second: Client, strategy1: str, strategy2: str, opts: ArenaOptions,
@@ -689,7 +731,7 @@ def main_bots(referee: Client, second: Client, strategy1: str, strategy2: str, o
     made: list[AnyBot] = []
     for k, (client, strategy) in enumerate(((referee, strategy1), (second, strategy2))):
         command = opts.commands[k]
-        made.append(CommandBot(names[k], command, opts.move_time) if command
+        made.append(CommandBot(names[k], command, opts.move_time, retries=opts.adapter_retries) if command
                     else Bot(names[k], client, strategy, opts.move_time))
     bots = (made[0], made[1])
     labels = (bots[0].label, bots[1].label)
@@ -744,6 +786,8 @@ def main_bots(referee: Client, second: Client, strategy1: str, strategy2: str, o
     if interrupted:
         summary = summarize(results, 0.0, labels)
         print(f"interrupted after {len(results)} games", file=sys.stderr)
+    restarts = tuple(b.restarts if isinstance(b, CommandBot) else 0 for b in bots)
+    summary.adapter_restarts = (restarts[0], restarts[1])
     if as_json:
         doc = summary.to_json()
         doc["results"] = [{k: v for k, v in result_to_json(r).items() if k != "moves"} for r in results]
