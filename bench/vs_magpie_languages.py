@@ -18,6 +18,9 @@ obj/release-b21-r7/). The comparison harness (HARNESS_C below, this project's co
 objects: it reads CGP lines, runs MAGPIE's `cgp` command and its generate_moves (every move, sorted by equity)
 and prints each move as machine letters, score and equity.
 
+A lexicon whose name MAGPIE cannot place in a distribution (the bundled PL_DEBIAN, ...) is written into its
+data directory under its distribution's prefix (OSPS_PL_DEBIAN.kwg and .klv2), the word graph compiled here.
+
 Run: .venv/bin/python bench/vs_magpie_languages.py --magpie15 DIR --magpie21 DIR [--positions 300] [--seed 1]
      [--lexica FRA20,DISC2,CEL_super] [--data-dir DIR] [--show 5]
 """
@@ -130,6 +133,32 @@ def build_harness(src_dir: Path, dim: int) -> Path:
 
 # a move as both sides list it: (kind, row, col, vertical, tiles, score in points, equity in millipoints)
 MoveKey = tuple[str, int, int, int, tuple[int, ...], int, int]
+
+
+# MAGPIE knows a lexicon's letter distribution by its name's prefix; a lexicon whose name it cannot place (the
+# bundled PL_DEBIAN, ...) is handed to it under its distribution's prefix (OSPS_PL_DEBIAN)
+MAGPIE_PREFIX = {"english": "NWL", "english_super": "CEL", "french": "FRA", "german": "RD", "catalan": "DISC",
+                 "dutch": "DSW", "norwegian": "NSF", "spanish": "FILE", "polish": "OSPS"}
+
+
+def magpie_name(name: str, distribution: str) -> str:
+    prefix = MAGPIE_PREFIX.get(distribution)
+    if prefix is None:
+        raise SystemExit(f"{name}: MAGPIE has no {distribution} letter distribution")
+    return name if name.upper().startswith(prefix) else f"{prefix}_{name}"
+
+
+def give_magpie(src_dir: Path, magpie_lex: str, lex: Lexicon, klv_path: str | None) -> None:
+    """Write the lexicon's word graph (compiled here, when it is a word list) and its leaves into MAGPIE's data
+    directory under `magpie_lex`, unless files of that name are there."""
+    lexica = src_dir / "data" / "lexica"
+    kwg, klv = lexica / f"{magpie_lex}.kwg", lexica / f"{magpie_lex}.klv2"
+    if not kwg.exists():
+        kwg.write_bytes(lex.kwg.to_bytes())
+        print(f"  wrote {kwg} (the project's word graph of {lex.name})")
+    if not klv.exists() and klv_path:
+        klv.write_bytes(Path(klv_path).read_bytes())
+        print(f"  wrote {klv} ({Path(klv_path).name})")
 
 
 def magpie_moves(harness: Path, src_dir: Path, config: str, cgps: list[str]) -> list[set[MoveKey] | str]:
@@ -291,7 +320,8 @@ def main() -> int:
         t0 = time.perf_counter()
         lex = reg.get(name)
         klv = lex.klv
-        config = f"set -lex {name} -wmp false -s1 equity -s2 equity"
+        magpie_lex = magpie_name(name, lex.ld.name)
+        config = f"set -lex {magpie_lex} -wmp false -s1 equity -s2 equity"
         if klv is None:
             # no leaves are published for this lexicon: both engines use the NWL20 ones (they fit english_super)
             klv = load_klv(Path(reg._find("NWL20", ".klv2") or "NWL20.klv2"), "leaves ", lex.ld)
@@ -304,6 +334,8 @@ def main() -> int:
             print(f"{name}: skipped (no MAGPIE build for the {dim}x{dim} board: --magpie21)")
             continue
         harness = build_harness(src, dim)
+        if klv is lex.klv:
+            give_magpie(src, magpie_lex, lex, reg._find(name, ".klv2"))
         gen = MoveGen(lex.kwg, lex.ld, klv)
         rng = random.Random(args.seed)
         played = selfplay_positions(lex, gen, args.positions, rng)

@@ -3,6 +3,12 @@
     apt-get download wfrench                        # or let the script run it (no .deb given)
     .venv/bin/python scripts/make_lexicon_from_debian.py french wfrench_*.deb
     .venv/bin/python scripts/make_lexicon_from_debian.py catalan --reference ../shared/lexica/DISC2.kwg
+    .venv/bin/python scripts/make_lexicon_from_debian.py slovene     # hunspell-sl, expanded by unmunch
+
+A language without a word-list package (Slovene) is read from its Hunspell dictionary: the stems and affix
+rules of the package (hunspell-sl), expanded into every word form they make by `unmunch` from Debian's
+hunspell-tools (downloaded and run from a temporary folder; --tools-deb gives its .deb), read in the
+encoding the affix file names (its SET line).
 
 writes NAME.txt.gz (a gzip-compressed word list: one word a line, in the language's tiles, multi-letter tiles
 in brackets),
@@ -26,7 +32,7 @@ The rules (docs/languages.md#the-bundled-lexica), for every language:
 - a word without a vowel tile (nor Y) is an abbreviation (cm, kg, bzw) and is dropped, and with it the rare
   interjection (pst, brr);
 - words of 2 to 15 tiles are kept (the board is 15 squares; fewer where the word graph format demands it:
-  Polish keeps words of up to 10 tiles), once each, sorted.
+  Polish keeps words of up to 13 tiles), once each, sorted.
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class Source:
     nouns: bool = False             # keep entries capitalised on their first letter only (German nouns)
     max_tiles: int = MAX_TILES      # the longest words kept
     replace: dict[str, str] = field(default_factory=dict)   # applied after uppercasing
+    hunspell: bool = False          # files are a Hunspell dictionary and its affix file, expanded by unmunch
 
 
 SOURCES: dict[str, Source] = {
@@ -77,9 +84,13 @@ SOURCES: dict[str, Source] = {
     "norwegian": Source("NO_DEBIAN", "wnorwegian", ("usr/share/dict/bokmaal", "usr/share/dict/nynorsk"),
                         encoding="latin-1", keep="ÆØÅÄÖÜ"),
     "swedish": Source("SV_DEBIAN", "wswedish", ("usr/share/dict/swedish",), encoding="latin-1", keep="ÅÄÖ"),
-    # 3.3 million words of up to 15 tiles make a word graph of more than the 2^22 nodes a KWG can address
-    "polish": Source("PL_DEBIAN", "wpolish", ("usr/share/dict/polish",), fold=False, max_tiles=10),
+    # 3.3 million words of up to 15 tiles make a word graph of more than the 2^22 nodes a KWG can address;
+    # those of up to 13 tiles (2.5 million) make 4.07 million nodes
+    "polish": Source("PL_DEBIAN", "wpolish", ("usr/share/dict/polish",), fold=False, max_tiles=13),
+    "slovene": Source("SL_DEBIAN", "hunspell-sl", ("usr/share/hunspell/sl_SI.dic", "usr/share/hunspell/sl_SI.aff"),
+                      keep="ČŠŽ", hunspell=True),
 }
+TOOLS = "hunspell-tools"            # the Debian package of unmunch
 
 
 class Converter:
@@ -152,7 +163,7 @@ class Converter:
                 continue
             text = "".join(tiles)
             if text in words:
-                self.dropped["the same word once folded"] += 1
+                self.dropped["a word already kept (listed twice, or the same once folded)"] += 1
                 continue
             words.add(text)
         for text in words:     # every word reads back as the distribution's tiles (no blank)
@@ -196,13 +207,39 @@ def read_package(src: Source, deb: Path, tmp: Path) -> tuple[list[str], str, dic
     if meta.get("Package") != src.package:
         raise SystemExit(f"{deb.name} is the package {meta.get('Package')!r}, not {src.package}")
     entries: list[str] = []
-    for f in src.files:
-        entries += (root / f).read_text(encoding=src.encoding).splitlines()
+    if src.hunspell:
+        entries = expand_hunspell(root / src.files[0], root / src.files[1], tmp)
+    else:
+        for f in src.files:
+            entries += (root / f).read_text(encoding=src.encoding).splitlines()
     return entries, (root / "usr/share/doc" / src.package / "copyright").read_text(encoding="utf-8"), meta
+
+
+def expand_hunspell(dic: Path, aff: Path, tmp: Path, tools_deb: Path | None = None) -> list[str]:
+    """Every word form a Hunspell dictionary's stems and affix rules make (`unmunch DIC AFF`), decoded in the
+    affix file's SET encoding."""
+    encoding = "utf-8"
+    for line in aff.read_bytes().decode("latin-1").splitlines():
+        if line.startswith("SET "):
+            encoding = line.split()[1].strip()
+            break
+    tools = tmp / "tools"
+    deb = tools_deb or EXPAND_TOOLS_DEB or fetch_deb(TOOLS, tmp)
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tools)], check=True)
+    unmunch = tools / "usr" / "bin" / "unmunch"
+    if not unmunch.is_file():
+        raise SystemExit(f"{Path(deb).name} holds no usr/bin/unmunch")
+    out = subprocess.run([str(unmunch), str(dic), str(aff)], check=True, capture_output=True).stdout
+    return out.decode(encoding).splitlines()
+
+
+EXPAND_TOOLS_DEB: Path | None = None      # --tools-deb
 
 
 def copyright_header(name: str, language: str, src: Source, meta: dict[str, str]) -> str:
     files = ", ".join(f"/{f}" for f in src.files)
+    if src.hunspell:
+        files += f" (the Hunspell dictionary's word forms, expanded by unmunch of {TOOLS})"
     source = meta.get("Source", src.package).split()[0]
     upstream = f", upstream {meta['Homepage']}" if meta.get("Homepage") else ""
     return (f"{name}: the words of {files} in the Debian package {src.package} {meta.get('Version', '')}\n"
@@ -249,10 +286,13 @@ def main() -> None:
     ap.add_argument("deb", nargs="?", help="the package's .deb (default: `apt-get download` it)")
     ap.add_argument("--out-dir", default=str(DATA))
     ap.add_argument("--name", help="the lexicon's name (default: the language's, FR_DEBIAN ...)")
-    ap.add_argument("--max-tiles", type=int, help=f"the longest words kept (default {MAX_TILES}; Polish 10)")
+    ap.add_argument("--tools-deb", help=f"the .deb of {TOOLS} (Hunspell dictionaries; default: `apt-get download` it)")
+    ap.add_argument("--max-tiles", type=int, help=f"the longest words kept (default {MAX_TILES}; Polish 13)")
     ap.add_argument("--reference", help="a word list (.txt, .txt.gz) or word graph (.kwg) of the same distribution: "
                                         "print how much of it the new list holds and the other way round")
     args = ap.parse_args()
+    global EXPAND_TOOLS_DEB
+    EXPAND_TOOLS_DEB = Path(args.tools_deb) if args.tools_deb else None
     try:
         run(args)
     except subprocess.CalledProcessError as exc:
