@@ -64,7 +64,7 @@ def test_the_word_list_spells_its_distribution(name):
     ld = PACKAGE_CATALOG.distribution(dist)
     tiles = sorted((ld.label(i) for i in range(1, ld.size)), key=len, reverse=True)
     longest = LONGEST.get(name, 15)
-    word = re.compile("(?:" + "|".join(re.escape(t) for t in tiles) + "){2,%d}" % longest)
+    word = re.compile("(?:" + "|".join(re.escape(t) for t in tiles) + f"){{2,{longest}}}")
     words = read_word_list(LEXICA_DIR / f"{name}.txt.gz").split("\n")
     assert words[-1] == ""
     words.pop()
