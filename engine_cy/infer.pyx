@@ -42,7 +42,8 @@ cdef enum:
     MODE_PASS = 2
     MAX_POOL = 256
     WIN_ROWS = 601
-    WIN_COLS = 94
+    MIN_WIN_COLS = 2           # a win table's columns: unseen tiles 0 .. columns - 1 (as the simulation's)
+    MAX_WIN_COLS = 401
     MAX_TOP_N = 1000
 
 cdef enum:
@@ -230,6 +231,7 @@ cdef class InferWorker:
     cdef int top_n
     cdef object win_table
     cdef const double* wintable
+    cdef int win_cols
     cdef double spread
     cdef int unseen
     cdef bint phony
@@ -280,15 +282,18 @@ cdef class InferWorker:
         self.temperature = temperature
         self.top_n = top_n
         self.spread = spread
-        self.unseen = min(max(unseen, 0), WIN_COLS - 1)
+        self.unseen = max(unseen, 0)
         self.phony = phony
         self.play_adjust = play_adjust
         self.wintable = NULL
         self.win_table = None
+        self.win_cols = 0
         if win_table is not None:
             arr = np.ascontiguousarray(win_table, dtype=np.float64)
-            if arr.ndim != 2 or arr.shape[0] != WIN_ROWS or arr.shape[1] != WIN_COLS:
-                raise ValueError(f"the win table must be {WIN_ROWS} x {WIN_COLS}")
+            if arr.ndim != 2 or arr.shape[0] != WIN_ROWS or not MIN_WIN_COLS <= arr.shape[1] <= MAX_WIN_COLS:
+                raise ValueError(f"the win table must be {WIN_ROWS} x {MIN_WIN_COLS} to {MAX_WIN_COLS}")
+            self.win_cols = arr.shape[1]
+            self.unseen = min(self.unseen, self.win_cols - 1)   # more unseen tiles read the last column
             self.win_table = arr
             tv = arr
             self.wintable = &tv[0, 0]
@@ -311,8 +316,8 @@ cdef class InferWorker:
         if lo >= WIN_ROWS - 1:
             lo = WIN_ROWS - 2
         frac = row - lo
-        return 100.0 * (self.wintable[lo * WIN_COLS + self.unseen] * (1.0 - frac)
-                        + self.wintable[(lo + 1) * WIN_COLS + self.unseen] * frac)
+        return 100.0 * (self.wintable[lo * self.win_cols + self.unseen] * (1.0 - frac)
+                        + self.wintable[(lo + 1) * self.win_cols + self.unseen] * frac)
 
     cdef double softmax_ll(self, equity_t play_eq, int32_t* top_eq) noexcept nogil:
         """log P(play | rack) after a top-N generation: the play's term over the sum of the top moves' terms

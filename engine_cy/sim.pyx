@@ -33,7 +33,8 @@ cdef enum:
     MAX_PLIES = 16
     MAX_POOL = 256             # unseen tiles (the 21x21 game has 200)
     WIN_ROWS = 601
-    WIN_COLS = 94
+    MIN_WIN_COLS = 2           # a win table's columns: unseen tiles 0 .. columns - 1 (a 100-tile game: 94)
+    MAX_WIN_COLS = 401
     SCORE_BINS = 16            # statistics: score bins of SCORE_BIN_WIDTH points, the last one open-ended
     SCORE_BIN_WIDTH = 10
 
@@ -56,6 +57,7 @@ cdef class SimWorker:
     cdef uint8_t known[MAX_ALPHABET]
     cdef int known_n
     cdef double* wintable
+    cdef int win_cols
     cdef object wintable_ref
     # accumulators per candidate
     cdef double* eq_sum
@@ -126,7 +128,8 @@ cdef class SimWorker:
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, candidates, known_opp, wintable,
                  uint64_t seed, int plies=2, int bingo_bonus=50):
         """candidates: (kind, row, col, vertical, tiles, score) tuples for the player on turn in `root`;
-        known_opp: machine letters known to be on the opponent's rack; wintable: float64 array [601, 94]."""
+        known_opp: machine letters known to be on the opponent's rack; wintable: float64 array [601, C]: rows spread
+        +300..-300, columns unseen tiles 0..C-1 (more unseen tiles read the last column)."""
         cdef int i, j, ml, c
         import numpy as np
         if not 0 <= plies < MAX_PLIES:
@@ -142,8 +145,9 @@ cdef class SimWorker:
         self.iterations = 0
         self.cut_iterations = 0
         table = np.ascontiguousarray(wintable, dtype=np.float64)
-        if table.shape != (WIN_ROWS, WIN_COLS):
-            raise ValueError(f"the win table must be {WIN_ROWS} x {WIN_COLS}")
+        if table.ndim != 2 or table.shape[0] != WIN_ROWS or not MIN_WIN_COLS <= table.shape[1] <= MAX_WIN_COLS:
+            raise ValueError(f"the win table must be {WIN_ROWS} x {MIN_WIN_COLS} to {MAX_WIN_COLS}")
+        self.win_cols = table.shape[1]
         self.wintable_ref = table
         cdef double[:, ::1] view = table
         self.wintable = &view[0, 0]
@@ -492,14 +496,19 @@ cdef class SimWorker:
     def set_active(self, int i, bint on):
         self.active[i] = on
 
+    def win_at(self, int spread, int unseen):
+        """The win probability the playouts read for the player on turn at `spread` with `unseen` tiles unseen
+        (spread clamped to +-300, unseen to the table's last column)."""
+        return self.win_lookup(spread, unseen)
+
     cdef double win_lookup(self, int spread, int unseen) noexcept nogil:
         if spread > 300:
             spread = 300
         elif spread < -300:
             spread = -300
-        if unseen > WIN_COLS - 1:
-            unseen = WIN_COLS - 1
-        return self.wintable[(300 - spread) * WIN_COLS + unseen]
+        if unseen > self.win_cols - 1:
+            unseen = self.win_cols - 1
+        return self.wintable[(300 - spread) * self.win_cols + unseen]
 
     cdef void deal(self, uint64_t index, uint8_t* opp, ml_t* shuffled, int* need_out, int* pool_out) noexcept nogil:
         """Iteration `index`'s opponent rack (opp, counts) and bag order (shuffled[need:pool]): the unseen pool

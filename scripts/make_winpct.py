@@ -3,10 +3,13 @@
 Plays N static-equity games (both sides the same bot), and at every turn records, for the player about to
 move, (spread, unseen tiles = bag + opponent rack, won: 1 / 0.5 / 0). For every unseen count u it fits a
 logistic curve P(win) = 1 / (1 + exp(-(a_u * spread + b_u))) by Newton's method, smooths a_u and b_u across
-u (neighbouring counts pooled with weights), and writes the 601 x 94 table (spread +300 down to -300,
-columns 0..93 unseen tiles) that the simulation reads, as CSV.
+u (neighbouring counts pooled with weights), and writes the table the simulation reads, as CSV: 601 rows
+(spread +300 down to -300), a column for each count of unseen tiles the game can have after the opening rack
+(0..93 for a 100-tile game, 0..193 for the 21x21 game's 200).
 
 Run: .venv/bin/python scripts/make_winpct.py --lexicon NWL20 --games 20000 -o macondo_server/data/winpct.csv
+     .venv/bin/python scripts/make_winpct.py --lexicon SCOWL70 --distribution english_super \
+         -o macondo_server/data/lexica/SCOWL70.english_super.winpct.csv       (the 21x21 game)
 """
 
 from __future__ import annotations
@@ -21,19 +24,18 @@ import numpy as np
 from engine_cy.autoplay import AutoplayWorker, game_seed
 from macondo_server.engine.lexicon import LexiconRegistry
 from macondo_server.engine.settings import Settings
-from macondo_server.model.tiles import new_board
 
-TOTAL_TILES = 100
 RACK = 7
 
 
-def turn_samples(history, final_scores) -> list[tuple[int, int, float]]:
-    """(spread for the mover, unseen tiles for the mover, result for the mover) at every turn."""
+def turn_samples(history, final_scores, total_tiles: int = 100) -> list[tuple[int, int, float]]:
+    """(spread for the mover, unseen tiles for the mover, result for the mover) at every turn of a game of
+    `total_tiles` tiles."""
     out = []
     scores = [0, 0]
     on_board = 0
     for player, kind, _row, _col, _vert, tiles, score, rack in history:
-        unseen = TOTAL_TILES - on_board - len(rack)
+        unseen = total_tiles - on_board - len(rack)
         spread = scores[player] - scores[1 - player]
         diff = final_scores[player] - final_scores[1 - player]
         out.append((spread, max(0, unseen), 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0))
@@ -75,14 +77,17 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("-o", "--output", default="macondo_server/data/winpct.csv")
     ap.add_argument("--data-dir")
+    ap.add_argument("--distribution", help="play the lexicon with this distribution (english_super: the 21x21 game)")
     args = ap.parse_args()
-    lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon)
+    lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon, args.distribution)
+    total = sum(lex.ld.count(ml) for ml in range(lex.ld.size))
+    cols = total - RACK + 1          # unseen tiles 0 .. total - 7
     samples: list[tuple[int, int, float]] = []
     lock = threading.Lock()
     t0 = time.time()
 
     def work(t: int) -> None:
-        w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, new_board())
+        w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, lex.new_board())
         local = []
         for g in range(t, args.games, args.threads):
             scores, _b, _t, _r = w.play(game_seed(args.seed, g), g % 2)
@@ -91,7 +96,7 @@ def main() -> None:
             # history players are seats; scores are by bot: map bots to seats
             first = g % 2
             seat_scores = [seats[first], seats[1 - first]]
-            local.extend(turn_samples(hist, seat_scores))
+            local.extend(turn_samples(hist, seat_scores, total))
         with lock:
             samples.extend(local)
 
@@ -103,9 +108,9 @@ def main() -> None:
     arr = np.array(samples, dtype=np.float64)
     print(f"{args.games} games, {len(arr)} turn samples in {time.time() - t0:.1f} s")
     spread, unseen, won = arr[:, 0], arr[:, 1].astype(int), arr[:, 2]
-    params = np.zeros((94, 2))
-    counts = np.zeros(94)
-    for u in range(1, 94):
+    params = np.zeros((cols, 2))
+    counts = np.zeros(cols)
+    for u in range(1, cols):
         # pool neighbouring unseen counts (triangular weights) so sparse columns stay smooth
         sel = np.abs(unseen - u) <= 3
         if sel.sum() < 200:
@@ -117,22 +122,23 @@ def main() -> None:
         else:
             params[u] = params[u - 1]
     # no unseen tiles: the game is decided by the sign of the spread
-    table = np.zeros((601, 94))
+    table = np.zeros((601, cols))
     for row in range(601):
         s = 300 - row
         table[row, 0] = 1.0 if s > 0 else 0.5 if s == 0 else 0.0
-        for u in range(1, 94):
+        for u in range(1, cols):
             a, b = params[u]
             if a <= 0:
                 a = params[max(1, u - 1), 0]
             table[row, u] = 1 / (1 + math.exp(-(a * s + b)))
     with open(args.output, "w", encoding="utf-8") as fh:
-        fh.write("# win probability for the player on turn: rows spread +300..-300, columns unseen tiles 0..93\n")
+        fh.write(f"# win probability for the player on turn: rows spread +300..-300, columns unseen tiles "
+                 f"0..{cols - 1}\n")
         fh.write(f"# fitted by scripts/make_winpct.py from {args.games} {args.lexicon} static-bot games "
-                 f"(seed {args.seed})\n")
+                 f"({lex.ld.name}, seed {args.seed})\n")
         for row in range(601):
             fh.write(",".join(f"{v:.4f}" for v in table[row]) + "\n")
-    for u in (7, 20, 50, 86):
+    for u in (7, 20, 50, 86, cols - 8):
         a, b = params[u]
         print(f"unseen {u:2d}: a={a:.4f} b={b:+.3f}; P(win | +20) = {1 / (1 + math.exp(-(a * 20 + b))):.3f} "
               f"(samples {int(counts[u])})")

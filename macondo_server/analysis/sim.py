@@ -18,8 +18,8 @@ import numpy as np
 from engine_cy.sim import SCORE_HISTOGRAM_WIDTH, SimWorker
 from macondo_server.analysis import bai
 from macondo_server.engine.facade import Engine, GeneratedMove, bag_for_mover, known_opponent_tiles
+from macondo_server.engine.lexicon import DEFAULT_WINPCT, load_win_table
 from macondo_server.engine.replay import game_from_position
-from macondo_server.engine.settings import PACKAGE_DATA
 from macondo_server.model.move import format_move, parse_move
 from macondo_server.model.position import Position
 from macondo_server.model.text import FormatError, excerpt
@@ -28,7 +28,6 @@ from macondo_server.runtime.jobs import watch_stop
 if TYPE_CHECKING:
     from macondo_server.analysis.infer import InferOptions, InferResult, LastPlay
 
-WINPCT_PATH = PACKAGE_DATA / "winpct.csv"
 ROUND_PER_THREAD = 64          # iterations per thread between statistics checks
 Z_SCORES = {95: 1.96, 98: 2.326, 99: 2.576}
 MAX_ITERATIONS = 10_000_000
@@ -40,13 +39,10 @@ STOP_RULES = ("z", "bai")      # the z-test (pruning at a confidence level) or b
 DEFAULT_BAI_CONFIDENCE = 0.95
 
 
-@functools.lru_cache(maxsize=1)
 def win_table() -> np.ndarray:
-    """601 x 94: rows spread +300..-300, columns unseen tiles 0..93 (see scripts/make_winpct.py)."""
-    table = np.loadtxt(WINPCT_PATH, delimiter=",", comments="#", dtype=np.float64)
-    if table.shape != (601, 94):
-        raise RuntimeError(f"{WINPCT_PATH} has shape {table.shape}, expected (601, 94)")
-    return table
+    """The default win-probability table (fitted on NWL20 self-play): 601 x 94, rows spread +300..-300, columns
+    unseen tiles 0..93 (see scripts/make_winpct.py); a lexicon's own is Lexicon.win_table()."""
+    return load_win_table(str(DEFAULT_WINPCT))
 
 
 @dataclass

@@ -69,7 +69,8 @@ WORD_LIST_GZ = ".txt.gz"
 # that lexicon's own; any other lexicon uses this default (fitted on NWL20 self-play).
 DEFAULT_WINPCT = PACKAGE_DATA / "winpct.csv"
 WINPCT_SUFFIX = ".winpct.csv"
-WINPCT_SHAPE = (601, 94)
+WINPCT_ROWS = 601                  # spread +300 .. -300
+WINPCT_COLUMNS = (2, 401)          # unseen tiles 0 .. columns - 1: a 100-tile game's table has 94, the 21x21 game's 194
 MAX_WINPCT_BYTES = 4 * 1024 * 1024
 
 
@@ -94,12 +95,14 @@ class Lexicon:
     winpct: Path = field(default=DEFAULT_WINPCT)
     own_distribution: str | None = None      # declared beside the files or implied by the name (None: neither)
     catalog: Catalog = field(default_factory=Catalog, repr=False, compare=False)
+    files_dir: Path | None = None            # where its files are (NAME.DISTRIBUTION.klv2 and .winpct.csv too)
     _variants: dict[str, Lexicon] = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def win_table(self) -> np.ndarray:
-        """The win-probability table of this lexicon (601 x 94: rows spread +300..-300, columns unseen tiles
-        0..93), its own NAME.winpct.csv or the default one."""
+        """The win-probability table of this lexicon (601 x C: rows spread +300..-300, columns unseen tiles
+        0..C-1, 94 for a 100-tile game; more unseen tiles read the last column), its own NAME.winpct.csv or the
+        default one."""
         return load_win_table(str(self.winpct))
 
     def is_word(self, word: str) -> bool:
@@ -149,14 +152,25 @@ class Lexicon:
             raise LexiconError(f"lexicon {self.name} is for the {own} letter distribution; it cannot be played "
                                f"with {ld.name} (another language)")
         check_fit(self.kwg, ld, f"lexicon {self.name}: {self.source}")
-        if self.klv is not None:
+        # leaves and a win table of its own for this distribution (NAME.DISTRIBUTION.klv2, .winpct.csv: the
+        # 21x21 game's tile counts differ), else the lexicon's
+        klv, winpct = self.klv, self.winpct
+        if self.files_dir is not None:
+            own_klv = self.files_dir / f"{self.name}.{ld.name}.klv2"
+            if own_klv.is_file():
+                klv = load_klv(own_klv, f"lexicon {self.name}: ", ld)
+            own_win = self.files_dir / f"{self.name}.{ld.name}{WINPCT_SUFFIX}"
+            if own_win.is_file():
+                load_win_table(str(own_win))
+                winpct = own_win
+        if klv is not None and klv is self.klv:
             try:
-                self.klv.check_distribution(ld)
+                klv.check_distribution(ld)
             except ValueError as exc:
                 raise LexiconError(f"lexicon {self.name}: its leaves do not fit the {ld.name} distribution: "
                                    f"{exc}") from None
-        variant = Lexicon(name=self.name, kwg=self.kwg, klv=self.klv, ld=ld, source=self.source, winpct=self.winpct,
-                          own_distribution=own, catalog=self.catalog)
+        variant = Lexicon(name=self.name, kwg=self.kwg, klv=klv, ld=ld, source=self.source, winpct=winpct,
+                          own_distribution=own, catalog=self.catalog, files_dir=self.files_dir)
         with self._lock:
             return self._variants.setdefault(key, variant)
 
@@ -392,7 +406,7 @@ class LexiconRegistry:
         else:
             winpct = DEFAULT_WINPCT
         return Lexicon(name=name, kwg=kwg, klv=klv, ld=ld, source=source, winpct=winpct, own_distribution=own,
-                       catalog=self.catalog)
+                       catalog=self.catalog, files_dir=base_dir)
 
     def describe(self, name: str) -> tuple[bool, str]:
         """(has leaves, source file name) of lexicon `name` from its files, without loading it."""
@@ -475,7 +489,8 @@ def load_klv(path: Path, prefix: str = "", ld: LetterDistribution | None = None)
 
 
 def load_win_table(path: str) -> np.ndarray:
-    """Read a win-probability table (CSV, '#' comments): 601 x 94 probabilities (shared: not to be written).
+    """Read a win-probability table (CSV, '#' comments): 601 rows of 2 to 401 probabilities (shared: not to be
+    written).
     Cached by path, size and modification time."""
     p = Path(path)
     try:
@@ -497,9 +512,10 @@ def _read_win_table(path: str, size: int, mtime_ns: int) -> np.ndarray:
             raise
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LexiconError(f"{p.name}: not a win-probability table ({why})") from None
-    if table.shape != WINPCT_SHAPE:
+    lo, hi = WINPCT_COLUMNS
+    if table.shape[0] != WINPCT_ROWS or not lo <= table.shape[1] <= hi:
         raise LexiconError(f"{p.name}: {table.shape[0]} x {table.shape[1]} values, a win-probability table has "
-                           f"{WINPCT_SHAPE[0]} x {WINPCT_SHAPE[1]}")
+                           f"{WINPCT_ROWS} rows of {lo} to {hi}")
     if not np.all((table >= 0.0) & (table <= 1.0)):
         raise LexiconError(f"{p.name}: a win probability outside 0..1")
     return table

@@ -500,3 +500,48 @@ def test_win_table_per_lexicon_and_bad_tables(tmp_path):
     (d / "MINI.winpct.csv").write_text("x,y\n")
     with pytest.raises(LexiconError, match="not a win-probability table"):
         load_win_table(str(d / "MINI.winpct.csv"))
+    too_wide = np.full((601, 402), 0.5)
+    np.savetxt(d / "MINI.winpct.csv", too_wide, delimiter=",", fmt="%.1f")
+    with pytest.raises(LexiconError, match="601 rows of 2 to 401"):
+        load_win_table(str(d / "MINI.winpct.csv"))
+
+
+def test_a_distribution_of_its_own_has_its_own_leaves_and_win_table(tmp_path):
+    """NAME.DISTRIBUTION.klv2 and NAME.DISTRIBUTION.winpct.csv beside a lexicon are its leaves and win table
+    when it is played with that distribution (the 21x21 game's english_super); otherwise its own. A table may
+    have as many columns as the game has unseen tiles (194 on the 21x21 board), and the simulation and the
+    inference read past its last column as the last one."""
+    from engine_cy.game import Game
+    from engine_cy.sim import SimWorker
+
+    d = tmp_path / "data"
+    d.mkdir()
+    shutil.copy(PACKAGE_DATA / "lexica" / "SCOWL70.txt", d / "MINI.txt")
+    shutil.copy(PACKAGE_DATA / "lexica" / "SCOWL70.klv2", d / "MINI.klv2")
+    wide = np.tile(np.linspace(1.0, 0.0, 601)[:, None], (1, 194))
+    wide[300, 150] = 0.321
+    wide[300, 193] = 0.456
+    np.savetxt(d / "MINI.english_super.winpct.csv", wide, delimiter=",", fmt="%.4f")
+    reg = LexiconRegistry(Settings.load(str(d)))
+    base = reg.get("MINI")
+    assert base.winpct == DEFAULT_WINPCT
+    sup = base.for_distribution("english_super")
+    assert sup.winpct == d / "MINI.english_super.winpct.csv" and sup.win_table().shape == (601, 194)
+    assert sup.win_table()[300, 150] == pytest.approx(0.321)
+    assert sup.klv is base.klv            # no leaves of its own for english_super: the lexicon's
+    # leaves of its own: a different file, checked against the distribution
+    shutil.copy(PACKAGE_DATA / "lexica" / "SCOWL70.klv2", d / "MINI.english_super.klv2")
+    sup2 = LexiconRegistry(Settings.load(str(d))).get("MINI", "english_super")
+    assert sup2.klv is not None and sup2.klv is not base.klv and sup2.ld.name == "english_super"
+    (d / "MINI.english_super.klv2").write_bytes(b"not leaves")
+    with pytest.raises(LexiconError, match="MINI.english_super.klv2"):
+        LexiconRegistry(Settings.load(str(d))).get("MINI", "english_super")
+    # the simulation reads the wide table; 193 or more unseen tiles read its last column
+    g = Game(sup.kwg, sup.ld, sup.new_board(), 1)
+    g.fill_rack(0)
+    g.fill_rack(1)
+    w = SimWorker(g, sup.kwg, sup.klv, sup.ld, [("pass", 0, 0, False, [], 0)], [], sup.win_table(), seed=1, plies=1)
+    assert w.win_at(0, 150) == pytest.approx(0.321) and w.win_at(0, 193) == pytest.approx(0.456)
+    assert w.win_at(0, 250) == pytest.approx(0.456)
+    with pytest.raises(ValueError, match="601 x 2 to 401"):
+        SimWorker(g, sup.kwg, sup.klv, sup.ld, [("pass", 0, 0, False, [], 0)], [], np.zeros((601, 1)), seed=1)

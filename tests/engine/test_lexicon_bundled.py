@@ -10,12 +10,13 @@ from __future__ import annotations
 import random
 import re
 
+import numpy as np
 import pytest
 
 from engine_cy.game import Game
 from engine_cy.movegen import MoveGen
 from engine_cy.rules import play_error, score_play
-from macondo_server.engine.lexicon import LexiconRegistry, load_klv, read_word_list
+from macondo_server.engine.lexicon import LexiconRegistry, load_klv, load_win_table, read_word_list
 from macondo_server.engine.replay import lexicon_for_record
 from macondo_server.engine.settings import PACKAGE_DATA, Settings
 from macondo_server.model.gcg import parse_gcg
@@ -79,6 +80,25 @@ def test_the_word_list_spells_its_distribution(name):
     assert leaves.is_file() == (name in TRAINED)
     if leaves.is_file():
         assert load_klv(leaves, "", ld).n_values > 700_000
+    # its own win table: a column per count of unseen tiles after the first rack, more spread more wins
+    table = load_win_table(str(LEXICA_DIR / f"{name}.winpct.csv"))
+    total = sum(ld.count(ml) for ml in range(ld.size))
+    assert table.shape == (601, total - 6)
+    assert np.all(np.diff(table[:, 40]) <= 1e-9) and table[0, 40] > 0.9 > 0.1 > table[600, 40]
+
+
+def test_the_21x21_game_has_leaves_and_a_win_table_of_its_own():
+    """SCOWL70 played on the 21x21 board (english_super) takes SCOWL70.english_super.klv2 and .winpct.csv."""
+    if not (LEXICA_DIR / "SCOWL70.english_super.klv2").is_file():
+        pytest.skip("no 21x21 leaves in this checkout")
+    reg = LexiconRegistry(Settings.load())
+    base = reg.get("SCOWL70")
+    sup = reg.get("SCOWL70", "english_super")
+    assert sup.layout == "standard21" and sup.klv is not None and sup.klv is not base.klv
+    assert sup.winpct == LEXICA_DIR / "SCOWL70.english_super.winpct.csv" and sup.win_table().shape == (601, 194)
+    assert base.for_layout("standard21") is sup
+    # the 21x21 leaves value the tiles as the 200-tile game has them: a second blank is still good, a Q bad
+    assert sup.klv.leave_value(bytes([0])) > 10_000 and sup.klv.leave_value(bytes([17])) < 0
 
 
 def _legal_moves_in_self_play(lex, seed: int, turns: int) -> int:
