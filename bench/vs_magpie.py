@@ -28,6 +28,11 @@ word maps.
 With --threads N (N > 1) the endgame rows search with N threads in both engines and compare wall seconds: the
 project's around its solve, MAGPIE's the search time its endgame command reports.
 
+The `selfplay-LEXICON` row (for instance selfplay-PL_DEBIAN, a bundled lexicon) is self-play in another
+lexicon: the project's word graph and leaves are written into MAGPIE's data directory under a name whose prefix
+gives MAGPIE the distribution (vs_magpie_languages.give_magpie), and MAGPIE plays without a word map when its
+data holds none for that lexicon (it builds none for Polish).
+
 Run: .venv/bin/python bench/vs_magpie.py [--magpie PATH] [--rounds 3] [--games 1000] [--rows selfplay,canik,...]
      [--threads N]
 """
@@ -214,6 +219,31 @@ def main() -> None:
         base = head + ["autoplay games 1 -lex NWL20 -seed 1"]
         return magpie_cpu(args.magpie, run)[0] - magpie_cpu(args.magpie, base)[0]
 
+    def selfplay_in(name: str):
+        """Self-play in lexicon `name` in both engines (MAGPIE given the project's files)."""
+        from vs_magpie_languages import give_magpie, magpie_name
+
+        lex = reg.get(name)
+        mname = magpie_name(name, lex.ld.name)
+
+        def project() -> float:
+            w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, lex.new_board())
+            t0 = time.process_time()
+            for g in range(args.games):
+                w.play(game_seed(1, g), g % 2)
+            return time.process_time() - t0
+
+        def magpie() -> float:
+            src = Path(args.magpie).resolve().parent.parent
+            give_magpie(src, mname, lex, reg._find(name, ".klv2"))
+            wmp = "" if (src / "data" / "lexica" / f"{mname}.wmp").is_file() else " -wmp false"
+            run = head + [f"autoplay games {args.games} -lex {mname} -seed 1{wmp}"]
+            base = head + [f"autoplay games 1 -lex {mname} -seed 1{wmp}"]
+            magpie.detail = f"MAGPIE {'without' if wmp else 'with'} a word map"
+            return magpie_cpu(args.magpie, run)[0] - magpie_cpu(args.magpie, base)[0]
+
+        return project, magpie
+
     def endgame_row(lex, cgp: str, plies: int, heuristics: bool):
         game = game_from_position(parse_cgp(cgp, lex.ld), lex)
 
@@ -279,6 +309,9 @@ def main() -> None:
     endgame_rows = set()     # timed in wall seconds with --threads above 1
     if "selfplay" in rows:
         work["selfplay"] = (selfplay_project, selfplay_magpie)
+    for row in rows:
+        if row.startswith("selfplay-"):
+            work[row] = selfplay_in(row.split("-", 1)[1])
     for row, cid, plies, heur in (("canik", "eg-canik-nwl20", 4, True),
                                   ("passfirst", "eg-passfirst-csw21", 10, False),
                                   ("eldar", "eg-eldar-stuck-v-csw21", 3, True)):
@@ -305,12 +338,12 @@ def main() -> None:
         unit = "us" if row in GEN_ROWS else "s"
         kind = "wall" if args.threads > 1 and row in endgame_rows else "cpu"
         line = f"{row:10s} project_{kind}_{unit}={mo:8.3f}"
-        if row == "selfplay":
+        if row.startswith("selfplay"):
             line += f" ({args.games / mo:7.1f} games/s)"
         if theirs:
             mt = statistics.median(theirs)
             line += f" magpie_{kind}_{unit}={mt:8.3f}"
-            if row == "selfplay":
+            if row.startswith("selfplay"):
                 line += f" ({args.games / mt:7.1f} games/s)"
             line += f" ratio={mo / mt:5.2f}"
         for fn in (project, magpie):
