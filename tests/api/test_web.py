@@ -33,6 +33,8 @@ DOC_SHOTS = ("board-peg-options", "board-peg-time-limit", "board-review")   # sh
 def _ready() -> str | None:
     if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
         return f"chromium absent ({CHROMIUM}; apt-get install -y chromium)"
+    if not (WEB / "build.py").is_file():
+        return "the web board's sources are absent (tests run outside the checkout)"
     reason = runpy.run_path(str(WEB / "build.py"))["build"]()
     if reason:
         return reason
