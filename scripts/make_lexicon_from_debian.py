@@ -195,8 +195,10 @@ def fetch_deb(package: str, into: Path) -> Path:
     return debs[-1]
 
 
-def read_package(src: Source, deb: Path, tmp: Path) -> tuple[list[str], str, dict[str, str]]:
-    """(the word files' entries, the copyright file, the control fields) of the package's .deb."""
+def read_package(src: Source, deb: Path, tmp: Path,
+                 tools_deb: Path | None = None) -> tuple[list[str], str, dict[str, str]]:
+    """(the word files' entries, the copyright file, the control fields) of the package's .deb (a Hunspell
+    dictionary expanded with unmunch from `tools_deb`, else downloaded)."""
     if not deb.is_file():
         raise SystemExit(f"{deb}: no such file")
     root = tmp / "root"
@@ -208,7 +210,7 @@ def read_package(src: Source, deb: Path, tmp: Path) -> tuple[list[str], str, dic
         raise SystemExit(f"{deb.name} is the package {meta.get('Package')!r}, not {src.package}")
     entries: list[str] = []
     if src.hunspell:
-        entries = expand_hunspell(root / src.files[0], root / src.files[1], tmp)
+        entries = expand_hunspell(root / src.files[0], root / src.files[1], tmp, tools_deb)
     else:
         for f in src.files:
             entries += (root / f).read_text(encoding=src.encoding).splitlines()
@@ -224,7 +226,7 @@ def expand_hunspell(dic: Path, aff: Path, tmp: Path, tools_deb: Path | None = No
             encoding = line.split()[1].strip()
             break
     tools = tmp / "tools"
-    deb = tools_deb or EXPAND_TOOLS_DEB or fetch_deb(TOOLS, tmp)
+    deb = tools_deb or fetch_deb(TOOLS, tmp)
     subprocess.run(["dpkg-deb", "-x", str(deb), str(tools)], check=True)
     unmunch = tools / "usr" / "bin" / "unmunch"
     if not unmunch.is_file():
@@ -232,8 +234,6 @@ def expand_hunspell(dic: Path, aff: Path, tmp: Path, tools_deb: Path | None = No
     out = subprocess.run([str(unmunch), str(dic), str(aff)], check=True, capture_output=True).stdout
     return out.decode(encoding).splitlines()
 
-
-EXPAND_TOOLS_DEB: Path | None = None      # --tools-deb
 
 
 def copyright_header(name: str, language: str, src: Source, meta: dict[str, str]) -> str:
@@ -258,7 +258,8 @@ def run(args: argparse.Namespace) -> None:
     ld = Catalog().distribution(args.language)
     with tempfile.TemporaryDirectory() as tmp:
         deb = Path(args.deb) if args.deb else fetch_deb(src.package, Path(tmp))
-        entries, copyright_text, meta = read_package(src, deb, Path(tmp))
+        tools = Path(args.tools_deb) if args.tools_deb else None
+        entries, copyright_text, meta = read_package(src, deb, Path(tmp), tools)
     conv = Converter(src, ld, args.max_tiles)
     words = conv.convert(entries)
     out = Path(args.out_dir)
@@ -291,8 +292,6 @@ def main() -> None:
     ap.add_argument("--reference", help="a word list (.txt, .txt.gz) or word graph (.kwg) of the same distribution: "
                                         "print how much of it the new list holds and the other way round")
     args = ap.parse_args()
-    global EXPAND_TOOLS_DEB
-    EXPAND_TOOLS_DEB = Path(args.tools_deb) if args.tools_deb else None
     try:
         run(args)
     except subprocess.CalledProcessError as exc:
