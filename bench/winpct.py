@@ -15,12 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from engine_cy.autoplay import AutoplayWorker, game_seed
 from macondo_server.engine.lexicon import DEFAULT_WINPCT, LexiconRegistry, load_win_table
 from macondo_server.engine.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from make_winpct import RACK, turn_samples  # noqa: E402  (the fit's own reading of a game)
+from make_winpct import self_play_samples  # noqa: E402  (the fit's own games and reading of them)
 
 
 def main() -> None:
@@ -33,15 +32,7 @@ def main() -> None:
     ap.add_argument("--data-dir")
     args = ap.parse_args()
     lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon, args.distribution)
-    total = sum(lex.ld.count(ml) for ml in range(lex.ld.size))
-    w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, lex.new_board())
-    samples = []
-    for g in range(args.games):
-        scores, _b, _t, _r = w.play(game_seed(args.seed, g), g % 2)
-        first = g % 2
-        samples.extend(turn_samples(w.game_state().history(), [scores[first], scores[1 - first]], total))
-    arr = np.array(samples, dtype=np.float64)
-    arr = arr[arr[:, 1] <= total - RACK]            # (every turn: the opening rack is never unseen)
+    arr = self_play_samples(lex, args.games, args.seed)
     spread = np.clip(arr[:, 0], -300, 300).astype(int)
     unseen, won = arr[:, 1].astype(int), arr[:, 2]
     print(f"{lex.name} ({lex.ld.name}, {lex.layout}): {args.games} games, {len(arr)} turns, seed {args.seed}")

@@ -69,6 +69,32 @@ def fit_logistic(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, fl
     return a, b
 
 
+def self_play_samples(lex, games: int, seed: int, threads: int = 1) -> np.ndarray:
+    """turn_samples of `games` static-bot games of `lex` (its leaves on both sides, its board), seeded from
+    `seed`, played on `threads` threads: rows (spread, unseen, result) for the player on turn."""
+    total = lex.ld.total_tiles()
+    samples: list[tuple[int, int, float]] = []
+    lock = threading.Lock()
+
+    def work(t: int) -> None:
+        w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, lex.new_board())
+        local = []
+        for g in range(t, games, threads):
+            scores, _b, _t, _r = w.play(game_seed(seed, g), g % 2)
+            # history players are seats; scores are by bot: map bots to seats
+            first = g % 2
+            local.extend(turn_samples(w.game_state().history(), [scores[first], scores[1 - first]], total))
+        with lock:
+            samples.extend(local)
+
+    pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    return np.array(samples, dtype=np.float64)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lexicon", default="NWL20")
@@ -80,32 +106,9 @@ def main() -> None:
     ap.add_argument("--distribution", help="play the lexicon with this distribution (english_super: the 21x21 game)")
     args = ap.parse_args()
     lex = LexiconRegistry(Settings.load(args.data_dir)).get(args.lexicon, args.distribution)
-    total = sum(lex.ld.count(ml) for ml in range(lex.ld.size))
-    cols = total - RACK + 1          # unseen tiles 0 .. total - 7
-    samples: list[tuple[int, int, float]] = []
-    lock = threading.Lock()
+    cols = lex.ld.total_tiles() - RACK + 1          # unseen tiles 0 .. total - 7
     t0 = time.time()
-
-    def work(t: int) -> None:
-        w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, lex.new_board())
-        local = []
-        for g in range(t, args.games, args.threads):
-            scores, _b, _t, _r = w.play(game_seed(args.seed, g), g % 2)
-            seats = list(scores)
-            hist = w.game_state().history()
-            # history players are seats; scores are by bot: map bots to seats
-            first = g % 2
-            seat_scores = [seats[first], seats[1 - first]]
-            local.extend(turn_samples(hist, seat_scores, total))
-        with lock:
-            samples.extend(local)
-
-    pool = [threading.Thread(target=work, args=(t,)) for t in range(args.threads)]
-    for th in pool:
-        th.start()
-    for th in pool:
-        th.join()
-    arr = np.array(samples, dtype=np.float64)
+    arr = self_play_samples(lex, args.games, args.seed, args.threads)
     print(f"{args.games} games, {len(arr)} turn samples in {time.time() - t0:.1f} s")
     spread, unseen, won = arr[:, 0], arr[:, 1].astype(int), arr[:, 2]
     params = np.zeros((cols, 2))
