@@ -54,9 +54,8 @@ def _in_the_bag(lex: Lexicon, count: int, bag: int) -> Iterator[Position]:
             g.play(kind, row, col, vert, tiles, score)
         if g.game_over or g.bag_size != bag or abs(g.scores[0] - g.scores[1]) > CLOSE:
             continue
-        gen = MoveGen(lex.kwg, lex.ld, lex.klv)
-        gen.generate(g.board, g.rack(g.on_turn), bag)
-        if sum(m[0] == "place" and sum(t != 0 for t in m[4]) >= bag for m in gen.moves()) < 10:
+        bot.generate(g.board, g.rack(g.on_turn), bag)
+        if sum(m[0] == "place" and sum(t != 0 for t in m[4]) >= bag for m in bot.moves()) < 10:
             continue        # too few plays that empty the bag to check
         pos = parse_cgp(write_cgp(position_from_game(g, {"lex": lex.name})), lex.ld)
         yield dataclasses.replace(pos, racks=(pos.racks[0], []))
