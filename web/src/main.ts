@@ -140,8 +140,10 @@ function renderServer(info: ServerInfo, withLexica: boolean): void {
 
 function renderJobCount(): void {
   const el = $("job-count");
-  const n = serverJobs;
   const own = ownJobs;
+  // the board's own running jobs are registered on the server before their first snapshot, so the count is at
+  // least theirs even before the next poll has answered
+  const n = Math.max(serverJobs, own);
   let text = n === 0 ? "no jobs running" : `${n} job${n === 1 ? "" : "s"} running`;
   if (own > 0) text += own >= n ? (n === 1 ? " (this board's)" : " (all this board's)") : ` (${own} from this board)`;
   if (el.textContent !== text) el.textContent = text;
