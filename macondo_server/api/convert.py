@@ -18,7 +18,14 @@ from macondo_server.analysis.infer import (
     InferOptions,
     InferResult,
 )
-from macondo_server.analysis.peg.options import OUTCOME_NAMES, QUICK_PLIES, QUICK_REPLIES, PegOptions
+from macondo_server.analysis.peg.options import (
+    OUTCOME_NAMES,
+    QUICK2_PLIES,
+    QUICK2_REPLIES,
+    QUICK_PLIES,
+    QUICK_REPLIES,
+    PegOptions,
+)
 from macondo_server.analysis.peg.result import PegPlay, PegResult
 from macondo_server.analysis.review import (
     AnalyzeOptions,
@@ -371,9 +378,11 @@ def peg_to_pb(res: PegResult, pos: Position, job_id: str, stopped: bool,
             outcomes_all=[] if summary_only else [
                 pb.PEGOutcomeInfo(draw=g.label, weight=g.weight,
                                   result="pending" if g.outcome is None else OUTCOME_NAMES[g.outcome],
-                                  quick="" if g.quick is None else OUTCOME_NAMES[g.quick])
+                                  quick="" if g.quick is None else OUTCOME_NAMES[g.quick],
+                                  quick2="" if g.quick2 is None else OUTCOME_NAMES[g.quick2])
                 for g in p.groups],
             complete_at=p.complete_at, quick_wins=p.quick_points, quick_draws_done=p.quick_done,
+            quick2_wins=p.quick2_points, quick2_draws_done=p.quick2_done,
             estimate=p.estimate, estimate_sd=p.est_sd,
             lower_wins=p.lower, upper_wins=p.upper, draws_done=p.groups_done, draws_total=p.groups_total,
             pending_weight=p.pending,
@@ -403,6 +412,8 @@ def peg_to_pb(res: PegResult, pos: Position, job_id: str, stopped: bool,
         opponent_solves=res.opp_solves,
         reused_verdicts=res.reused, checkpointed_verdicts=res.checkpointed, cluster_workers=res.cluster_workers,
         cluster_tasks=res.cluster_tasks, quick_endgame_plies=QUICK_PLIES, quick_replies_per_turn=QUICK_REPLIES,
+        quick2_draws_done=res.quick2_done_jobs, quick2_draws_taken=res.quick2_jobs,
+        quick2_endgame_plies=QUICK2_PLIES, quick2_replies_per_turn=QUICK2_REPLIES,
     )
 
 

@@ -118,6 +118,48 @@ def test_quick_pass_alone_names_the_best_quick_play(engine):
 
 
 @needs_cases
+def test_second_quick_level_takes_the_plays_the_first_cannot_separate(engine):
+    snaps, final = _run_recording(engine, "peg-onyx-nwl20", endgame_plies=2, threads=2)
+    phases = [s.phase for s in snaps]
+    assert "quick2" in phases and phases.index("quick") < phases.index("quick2") < phases.index("full")
+    job = PegJob(engine, parse_cgp(CASES["peg-onyx-nwl20"]["cgp"]), PegOptions(endgame_plies=2, threads=2))
+    job._quick_pass(None, 1.0, None)
+    deep = [p for p in job.plays if p.quick2_complete]
+    shallow = [p for p in job.plays if not p.quick2_complete]
+    assert deep and all(p.quick2_done == 0 for p in shallow)   # a play is judged whole or not at all
+    best2 = max(p.quick2_points for p in deep)
+    # taken in order of the first level's points, while those reach the best second-level result
+    assert all(p.quick_points < best2 and p.quick_points < q.quick_points for p in shallow for q in deep)
+    assert job.quick2_jobs_done == sum(len(p.groups) for p in deep)
+    # each second-level verdict is the one a worker set to that level gives the draw on its own
+    job._configure(quick=True, level=2)
+    w = job.workers[0]
+    for p in deep[:3]:
+        for g in p.groups:
+            assert w.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq))[0] == g.quick2
+    s = job.snapshot(final=False)
+    shown = peg_table(peg_to_pb(s, job.pos, "", False), rows=40)
+    assert "%+" in shown and "second level" in shown
+
+
+@needs_cases
+def test_second_quick_level_ranks_defnnpt_plays_the_first_ties(engine):
+    # the first level gives these three plays every draw; the complete 4-ply solves give E5 FET 7,914,
+    # I3 P(A)NT 7,902 and 2L F(O)ND 7,872 (bench/data/peg_anytime_truth.json): the second level ranks them so
+    plays = ["E5 FET", "I3 P.NT", "2L F.ND"]
+    job = PegJob(engine, parse_cgp(CASES["peg-doc1-pond-nwl20"]["cgp"]),
+                 PegOptions(threads=2, only_solve=[*plays, "E12 DE.N"]))
+    job._quick_pass(None, 1.0, None)
+    by = {p.text: p for p in job.plays}
+    assert [by[t].quick_points for t in plays] == [7920] * 3
+    assert all(by[t].quick2_complete for t in plays)
+    assert by["E5 FET"].quick2_points > by["I3 P.NT"].quick2_points > by["2L F.ND"].quick2_points
+    # a play the first level puts below the best second-level result is not judged at the second level
+    den = by["E12 DE.N"]
+    assert den.quick_complete and den.quick_points < by["E5 FET"].quick2_points and den.quick2_done == 0
+
+
+@needs_cases
 def test_axe_only_solve_snapshots(engine):
     snaps, final = _run_recording(engine, "peg-axe-2bag-csw21", endgame_plies=2, threads=2,
                                   only_solve=["6F .X."])

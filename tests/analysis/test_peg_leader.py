@@ -62,13 +62,28 @@ def test_calibration_learns_how_often_the_full_solve_confirms_the_quick_pass():
     # quick wins confirmed 9 times in 10 at full depth: the unsolved quick wins count at about that rate
     a = _play("a", 20, full={**{i: WIN for i in range(9)}, 9: LOSS})
     rates, n = calibration([a])
-    assert n == 10 and 0.8 < rates[WIN] < 0.9 and rates[LOSS] < 0.5
+    assert n == 10 and 0.8 < rates[(1, WIN)] < 0.9 and rates[(1, LOSS)] < 0.5
     estimate_plays([a])
-    assert a.est == pytest.approx(90 + 10 * 10 * rates[WIN])
+    assert a.est == pytest.approx(90 + 10 * 10 * rates[(1, WIN)])
     # a draw gives half
     b = _play("b", 2, full={0: DRAW, 1: DRAW})
     estimate_plays([b])
     assert b.est == 10 and b.est_sd == 0
+
+
+def test_each_quick_level_is_calibrated_on_its_own():
+    # the first level's wins are confirmed 5 times in 10, the second level's 10 in 10: a draw judged at the
+    # second level counts at its own rate, and a second-level loss is not read as a first-level win
+    shallow = _play("s", 20, full={**{i: WIN for i in range(5)}, **{i: LOSS for i in range(5, 10)}})
+    deep = _play("d", 20, full={i: WIN for i in range(10)})
+    for g in deep.groups:
+        deep.record_quick2(g, WIN)
+    deep.record_quick2(deep.groups[19], LOSS)
+    rates, n = calibration([shallow, deep])
+    assert n == 20 and rates[(1, WIN)] < 0.7 < 0.9 < rates[(2, WIN)]
+    estimate_plays([shallow, deep])
+    assert deep.est == pytest.approx(100 + 90 * rates[(2, WIN)] + 10 * rates[(2, LOSS)])
+    assert deep.quick_level == 2 and deep.quick_best == 190 and shallow.quick_level == 1 and shallow.quick_best == 200
 
 
 def test_never_names_a_play_the_bounds_show_to_be_behind():

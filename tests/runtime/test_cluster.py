@@ -130,7 +130,7 @@ def test_stop_halfway_and_resume_gives_the_same_result(engine, cluster, referenc
 
     first = job.run(progress, interval=0.02)
     assert not first.finished and first.done_jobs >= half
-    finished_at_stop = first.done_jobs + first.quick_done_jobs
+    finished_at_stop = first.done_jobs + first.quick_done_jobs + first.quick2_done_jobs
     assert first.checkpointed == finished_at_stop   # every verdict known at the stop is recorded
     store.close()
     # a new process would open the same file: resume from it (the in-process solver and the cluster agree)
@@ -163,7 +163,8 @@ def test_in_process_checkpoint_resume(engine, reference, tmp_path):
 
     first = job.run(progress, interval=0.0)
     res = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), checkpoint=store, resume=True).run()
-    assert res.reused >= first.done_jobs + first.quick_done_jobs
+    assert first.quick2_done_jobs > 0   # the quick pass's second level is recorded and reused too
+    assert res.reused >= first.done_jobs + first.quick_done_jobs + first.quick2_done_jobs
     assert summary(res) == summary(ref)
 
 

@@ -220,10 +220,17 @@ function withPct(x: number, total: number): HTMLElement {
   return h("span", {}, f1(x), total ? h("span", { className: "sub" }, ` ${pct(x, total)}`) : null);
 }
 
+/** The quick pass's wins at the deepest level complete for the play (marked "+" at the second level), else the
+ * first level's, with the draw groups judged while it runs. */
 function quickCell(p: PEGPlayInfo, total: number): HTMLElement | string {
   if (p.quickDrawsDone === 0n) return "—";
-  const cell = withPct(p.quickWins, total);
-  if (p.quickDrawsDone < p.drawsTotal) cell.append(h("span", { className: "sub" }, ` (${p.quickDrawsDone}/${p.drawsTotal})`));
+  const deep = p.drawsTotal > 0n && p.quick2DrawsDone === p.drawsTotal;
+  const cell = withPct(deep ? p.quick2Wins : p.quickWins, total);
+  if (deep) {
+    cell.append(h("span", { className: "sub", title: `at the second level; first level ${f1(p.quickWins)}` }, "+"));
+  } else if (p.quickDrawsDone < p.drawsTotal) {
+    cell.append(h("span", { className: "sub" }, ` (${p.quickDrawsDone}/${p.drawsTotal})`));
+  }
   return cell;
 }
 
@@ -278,11 +285,13 @@ export function renderPeg(snap: PreEndgameProgress, view: PegView, results: HTML
   const total = Number(s.totalPermutations);
   const pairs: [string, string][] = [
     ["phase", s.phase || "—"],
-    ["draws", `${s.drawsDone}/${s.drawsTotal}${s.quickDrawsDone ? ` (quick ${s.quickDrawsDone})` : ""}`],
+    ["draws", `${s.drawsDone}/${s.drawsTotal}${s.quickDrawsDone ? ` (quick ${s.quickDrawsDone}` +
+      `${s.quick2DrawsDone ? `, second level ${s.quick2DrawsDone}/${s.quick2DrawsTaken}` : ""})` : ""}`],
     ["orderings", s.totalPermutations.toString()],
     ["endgames", `${s.endgames} (${s.endgamesPerSecond.toFixed(0)}/s)`],
     ["best bounds", `${f1(s.bestLower)}–${f1(s.bestUpper)}`],
-    ["plies", `${s.endgamePlies}${s.quickEndgamePlies ? ` (quick ${s.quickEndgamePlies}, ${s.quickRepliesPerTurn} replies/turn)` : ""}`],
+    ["plies", `${s.endgamePlies}${s.quickEndgamePlies ? ` (quick ${s.quickEndgamePlies}` +
+      `${s.quick2DrawsDone ? ` then ${s.quick2EndgamePlies}` : ""}, ${s.quickRepliesPerTurn} replies/turn)` : ""}`],
   ];
   if (s.opponentModel) pairs.push(["opponent", s.opponentModel]);
   if (s.drawGroupsLeft) pairs.push(["draw groups left", s.drawGroupsLeft.toString()]);
@@ -312,7 +321,8 @@ export function renderPeg(snap: PreEndgameProgress, view: PegView, results: HTML
     { label: "#" }, { label: "move", className: "mv" },
     { label: "wins", title: "wins + draws/2 over the ordered draws at full depth (certain so far), and the win %" },
     { label: "bounds", title: "lower–upper: the wins certain so far, and those plus every draw not resolved yet" },
-    { label: "quick", title: "wins at the quick pass (a preview, not a bound) and its win %; (draw groups judged / all) while it runs" },
+    { label: "quick", title: "wins at the quick pass (a preview, not a bound) and its win %, + at its second level " +
+      "(deeper endgames, for the plays the first level cannot separate); (draw groups judged / all) while it runs" },
   ];
   if (capped) {
     cols.push({ label: "capped", title: "the count with the draws a continuation past the nesting cap took part in " +
@@ -336,6 +346,7 @@ export function renderPeg(snap: PreEndgameProgress, view: PegView, results: HTML
     (i) => ({
       move: shown[i].move?.notation ?? "", wins: shown[i].wins.toFixed(2), lower: String(shown[i].lowerWins),
       upper: String(shown[i].upperWins), quick: String(shown[i].quickWins), quickDone: String(shown[i].quickDrawsDone),
+      quick2: String(shown[i].quick2Wins), quick2Done: String(shown[i].quick2DrawsDone),
       cutOff: String(shown[i].cutOff), completeAt: shown[i].completeAt, draws: String(drawGroups(shown[i])),
     }),
     (i) => show(shown[i]),

@@ -500,8 +500,26 @@ def _shown(snap: pb.PreEndgameProgress, notation: str) -> str:
 def _quick_label(snap: pb.PreEndgameProgress) -> str:
     if not snap.quick_endgame_plies:
         return "quick pass"
-    return (f"quick pass ({snap.quick_endgame_plies}-ply endgames, the {snap.quick_replies_per_turn} best replies "
-            "per turn)")
+    label = (f"quick pass ({snap.quick_endgame_plies}-ply endgames, the {snap.quick_replies_per_turn} best replies "
+             "per turn")
+    if snap.quick2_endgame_plies and snap.quick2_draws_done:
+        label += f"; + its second level, {snap.quick2_endgame_plies}-ply endgames"
+    return label + ")"
+
+
+def _quick_cell(p: pb.PEGPlayInfo, tot: int) -> str:
+    """A play's quick column: the win % at the deepest quick level complete ("+": the second level), else the
+    draw groups judged so far."""
+    if tot and p.draws_total and p.quick2_draws_done == p.draws_total:
+        return f"{100 * p.quick2_wins / tot:.1f}%+"
+    if tot and p.draws_total and p.quick_draws_done == p.draws_total:
+        return f"{100 * p.quick_wins / tot:.1f}%"
+    return f"{p.quick_draws_done}/{p.draws_total}" if p.quick_draws_done else ""
+
+
+def _quick_wins(p: pb.PEGPlayInfo) -> float:
+    """Its points at the deepest quick level complete."""
+    return p.quick2_wins if p.draws_total and p.quick2_draws_done == p.draws_total else p.quick_wins
 
 
 def _ties(snap: pb.PreEndgameProgress) -> str:
@@ -527,7 +545,7 @@ def peg_leader_line(snap: pb.PreEndgameProgress) -> str:
             return f"Winner: {shown} ({snap.leader_reason or 'complete'}{ties})"
         if snap.leader_depth in ("quick", "estimate"):
             est = f"estimate {_pts(round(p.estimate, 1))} of {tot}; " if p is not None else ""
-            quick = f"quick {_pts(p.quick_wins)}; " if p is not None else ""
+            quick = f"quick {_pts(_quick_wins(p))}; " if p is not None else ""
             return (f"Leader: {shown} ({snap.leader_reason}: {est}{quick}at full depth so far {lo} to {hi}; not "
                     f"proven{ties})")
         if snap.leader_depth == "only" or len(snap.plays) == 1:
@@ -606,8 +624,7 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
             wins = f"{lo:.1f}-{hi:.1f}"
             pct = f"{100 * lo / tot:.1f}-{100 * hi / tot:.1f}" if tot else ""
         done = f"{p.draws_done}/{p.draws_total}"
-        quick = (f"{100 * p.quick_wins / tot:.1f}%" if tot and p.draws_total and p.quick_draws_done == p.draws_total
-                 else f"{p.quick_draws_done}/{p.draws_total}" if p.quick_draws_done else "")
+        quick = _quick_cell(p, tot)
         lines.append(f"{i + 1:>3}  {p.move.display.strip():<20}{wins:<18}{pct:<17}{quick:<10}{done:<12}{outcomes}"
                      f"{extra}{mark}")
     if len(plays) > len(shown):
@@ -617,7 +634,7 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
         depth = f" at {snap.endgame_plies} plies" if snap.endgame_plies else ""
         lines.append(f"min-max: wins certain so far{depth} - wins if every draw not yet resolved were won; "
                      f"Draws: draw groups with a verdict / all; Quick: win % at the {_quick_label(snap)} (a preview, "
-                     "not a bound).")
+                     "not a bound; + at the second level).")
     lines.append("[XY]Z: we draw X and Y in any order and Z stays in the bag for the opponent; "
                  f"{tot} ordered draws in all.")
     if snap.nesting_note:
@@ -631,7 +648,8 @@ def peg_table(snap: pb.PreEndgameProgress, rows: int = 30, verbose: bool = False
     elif snap.final or snap.stopped:
         state = "stopped: unresolved draws are shown as such"
     else:
-        state = "running: quick pass" if snap.phase in ("setup", "quick") else "running"
+        state = ("running: quick pass" if snap.phase in ("setup", "quick") else
+                 "running: the quick pass's second level" if snap.phase == "quick2" else "running")
     lines.append(f"{snap.draws_done}/{snap.draws_total} play-draw jobs, {snap.endgames} endgames, "
                  f"{snap.nested_calls} nested solves ({snap.nested_cache_hits} from the cache) in "
                  f"{snap.elapsed_seconds:.2f} s ({state})")
@@ -662,7 +680,11 @@ def peg_json(snap: pb.PreEndgameProgress) -> JSON:
         "opponent_model": snap.opponent_model,
         "endgame_plies": snap.endgame_plies,
         "quick_pass": {"endgame_plies": snap.quick_endgame_plies, "replies_per_turn": snap.quick_replies_per_turn,
-                       "draws_done": snap.quick_draws_done},
+                       "draws_done": snap.quick_draws_done,
+                       "second_level": {"endgame_plies": snap.quick2_endgame_plies,
+                                        "replies_per_turn": snap.quick2_replies_per_turn,
+                                        "draws_done": snap.quick2_draws_done,
+                                        "draws_taken": snap.quick2_draws_taken}},
         "no_leader_reason": snap.no_leader_reason or None,
         "best_lower": snap.best_lower,
         "best_upper": snap.best_upper,
@@ -681,6 +703,8 @@ def peg_json(snap: pb.PreEndgameProgress) -> JSON:
                 "complete_at": p.complete_at or None,
                 "quick_wins": p.quick_wins,
                 "quick_draws_done": p.quick_draws_done,
+                "quick2_wins": p.quick2_wins if p.quick2_draws_done else None,
+                "quick2_draws_done": p.quick2_draws_done,
                 "estimate": p.estimate,
                 "estimate_sd": round(p.estimate_sd, 3),
                 "pending_weight": p.pending_weight,
@@ -782,14 +806,16 @@ def _peg_progress(snap: pb.PreEndgameProgress) -> str:
             f" ({snap.leader_reason})" if snap.leader_reason else "")
     else:
         lead = f"no leader yet (best lower {snap.best_lower:g}, best upper {snap.best_upper:g})"
-    quick = snap.phase in ("setup", "quick")
-    stage = (f"quick pass {snap.quick_draws_done}/{snap.draws_total} draws" if quick
+    quick = snap.phase in ("setup", "quick", "quick2")
+    stage = (f"quick pass {snap.quick_draws_done}/{snap.draws_total} draws" if snap.phase != "quick2" and quick
+             else f"quick pass, second level {snap.quick2_draws_done}/{snap.quick2_draws_taken} draws" if quick
              else f"{snap.endgame_plies}-ply solve")
     plays_done = sum(q.cut_off or q.pending_weight == 0 for q in snap.plays)
     cut = sum(q.cut_off for q in snap.plays)
     work = f"{snap.endgames_per_second:.0f} endgames/s"
     if not snap.finished and snap.draw_groups_left:
-        what = "quick pass" if quick else f"{snap.endgame_plies}-ply solve"
+        what = ("quick pass" if snap.phase != "quick2" else "its second level") if quick else \
+            f"{snap.endgame_plies}-ply solve"
         work += f", {what}: at most {snap.draw_groups_left} draw groups (~{snap.endgames_left} endgames) left"
         if snap.eta_seconds:
             work += f", ~{_duration(snap.eta_seconds)} at this rate"

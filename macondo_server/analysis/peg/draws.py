@@ -71,4 +71,5 @@ class DrawGroup:
     outcome: int | None = None
     spread: int | None = None
     quick: int | None = None  # the quick pass's verdict (a preview at low fidelity)
+    quick2: int | None = None  # the quick pass's second level's verdict (2-ply endgames)
     capped: bool = False      # a continuation past the nesting cap took part in the full verdict

@@ -22,6 +22,8 @@ from macondo_server.analysis.peg.options import (
     LEAF_MODES,
     LOSS,
     OUTCOME_MASK,
+    QUICK2_PLIES,
+    QUICK2_REPLIES,
     QUICK_PLIES,
     QUICK_REPLIES,
     RISK_MOVES,
@@ -35,6 +37,7 @@ from macondo_server.analysis.peg.result import (
     estimate_plays,
     make_play,
     name_leader,
+    quick_key,
 )
 from macondo_server.analysis.peg.task import (
     MoveTuple,
@@ -160,9 +163,11 @@ class PegJob:
         self._lock = threading.Lock()
         self.done_jobs = 0
         self.quick_jobs_done = 0
+        self.quick2_jobs_done = 0
+        self.quick2_jobs = 0     # draw groups of the plays the quick pass's second level has taken
         self.phase = "setup"     # then "quick", "full", "done"
         self._last_progress = 0.0
-        self._eg_quick = 0
+        self._eg_phase_start = 0  # endgames solved before the current phase began
         self.total_jobs = sum(len(p.groups) for p in self.plays)
         self.calibrated_on = 0   # full verdicts the plays' estimates rest on (result.estimate_plays)
 
@@ -201,13 +206,14 @@ class PegJob:
         """Twice the most points p can still reach: everything not yet lost, drawn or left unresolved."""
         return 2 * (self.total - p.unresolved) - p.found_losses2
 
-    def _phase_config(self, quick: bool) -> PegConfig:
-        """The worker settings of the quick pass or the full solve (everything a verdict depends on besides
-        the position, the play and the draw)."""
+    def _phase_config(self, quick: bool, level: int = 1) -> PegConfig:
+        """The worker settings of the quick pass (at its first or second level) or the full solve (everything a
+        verdict depends on besides the position, the play and the draw)."""
         opts = self.opts
         cap_outcome = WIN if opts.nesting_cap == "skip" else UNRESOLVED
         if quick:
-            return {"plies": QUICK_PLIES, "max_replies": QUICK_REPLIES,
+            return {"plies": QUICK2_PLIES if level == 2 else QUICK_PLIES,
+                    "max_replies": QUICK2_REPLIES if level == 2 else QUICK_REPLIES,
                     "max_nested": 1 if opts.max_nested_depth < 0 else min(opts.max_nested_depth, 1),
                     "cap_outcome": cap_outcome,
                     "opp_solver": False, "leaf_mode": LEAF_MODES["static"], "risk_moves": RISK_MOVES,
@@ -218,9 +224,9 @@ class PegJob:
                 "leaf_mode": LEAF_MODES["playout" if opts.endgame_heuristics else opts.endgame_leaf],
                 "risk_moves": RISK_MOVES, "skip_deep_pass": opts.skip_deep_pass}
 
-    def _configure(self, quick: bool) -> None:
-        """Set every worker for the quick pass or the full solve."""
-        cfg = self._phase_config(quick)
+    def _configure(self, quick: bool, level: int = 1) -> None:
+        """Set every worker for the quick pass (at `level`) or the full solve."""
+        cfg = self._phase_config(quick, level)
         for w in self.workers:
             for name, value in cfg.items():
                 setattr(w, name, value)
@@ -295,6 +301,7 @@ class PegJob:
             "lexicon_fingerprint": lexicon_fingerprint(self.engine, self.lex.name),
             "known_opponent_tiles": sorted(self.known),
             "quick": self._phase_config(quick=True),
+            "quick2": self._phase_config(quick=True, level=2),
             "full": self._phase_config(quick=False),
         })
 
@@ -310,6 +317,11 @@ class PegJob:
                     if q is not None and g.quick is None:
                         p.record_quick(g, q[0])
                         self.quick_jobs_done += 1
+                        reused += 1
+                    q = stored.get(("quick2", p.text, g.label))
+                    if q is not None and g.quick2 is None:
+                        p.record_quick2(g, q[0])
+                        self.quick2_jobs_done += 1
                         reused += 1
                     f = stored.get(("full", p.text, g.label))
                     if f is not None and g.outcome is None:
@@ -352,11 +364,11 @@ class PegJob:
     def _cluster_pass(self, quick: bool, next_item: Callable[[], tuple[int, int] | None],
                       on_item: Callable[[int, int, int, int | None], None], remaining: Callable[[], int],
                       progress: Callable[[PegResult], None] | None, interval: float, deadline: float | None,
-                      exact: bool = False, first: int = 1) -> None:
+                      exact: bool = False, first: int = 1, level: int = 1) -> None:
         """One pass on the cluster: items (play, group) from next_item() as slots free up, each verdict to
         on_item(pi, gi, outcome, spread); progress on the same beat as in-process; the time limit stops it."""
         assert self._dispatch is not None
-        cfg = self._phase_config(quick)
+        cfg = self._phase_config(quick, level)
 
         def next_batch(size: int) -> list[PegItem] | None:
             batch: list[PegItem] = []
@@ -409,43 +421,95 @@ class PegJob:
 
     def _quick_pass(self, progress: Callable[[PegResult], None] | None, interval: float,
                     deadline: float | None) -> None:
+        """The quick pass: every play on every draw at its first level, then the second level where the first
+        cannot separate the plays (_quick2_pass)."""
         self.phase = "quick"
         self._configure(quick=True)
         items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))
                  if p.groups[gi].quick is None]   # (a resumed solve: those not recorded yet)
         items.reverse()   # popped from the end: plays in static-equity order
-        if self.cluster is not None:
+
+        def next_item() -> tuple[int, int] | None:
+            with self._lock:
+                return items.pop() if items else None
+
+        self._quick_items(1, next_item, lambda: len(items), progress, interval, deadline)
+        if not self._stop.is_set():
+            self._quick2_pass(progress, interval, deadline)
+
+    def _quick2_pass(self, progress: Callable[[PegResult], None] | None, interval: float,
+                     deadline: float | None) -> None:
+        """The quick pass's second level (QUICK2_PLIES-deep endgames) on the plays the first level cannot
+        separate from the top. The plays go in rounds, each the plays tied at the best first-level points not
+        taken yet, while those points are at least the best second-level result of the rounds before: a deeper
+        look finds losses a shallower one missed far more often than the reverse, so a play already below that
+        result at the first level is not expected to top it. Where the first level gives every play the same
+        count, this ranks them; where it separates them, only the plays at the top are judged. A round ends
+        before the next is chosen, so the plays judged do not depend on the threads or the cluster."""
+        self.phase = "quick2"
+        self._eg_phase_start = self._endgames_now()
+        self._configure(quick=True, level=2)
+        left = sorted((pi for pi, p in enumerate(self.plays) if p.quick_complete),
+                      key=lambda pi: -self.plays[pi].quick_points)   # (stable: static equity on ties)
+        best2: float | None = None
+        while left and not self._stop.is_set():
+            top = self.plays[left[0]].quick_points
+            if best2 is not None and top < best2:
+                return
+            batch = [pi for pi in left if self.plays[pi].quick_points == top]
+            left = left[len(batch):]
+            with self._lock:
+                self.quick2_jobs += sum(len(self.plays[pi].groups) for pi in batch)
+            items = [(pi, gi) for pi in batch for gi in range(len(self.plays[pi].groups))
+                     if self.plays[pi].groups[gi].quick2 is None]   # (a resumed solve: those not recorded yet)
+            items.reverse()
+
             def next_item() -> tuple[int, int] | None:
                 with self._lock:
                     return items.pop() if items else None
 
-            def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
-                outcome &= OUTCOME_MASK
-                with self._lock:
-                    p = self.plays[pi]
+            self._quick_items(2, next_item, lambda: len(items), progress, interval, deadline)
+            if self._stop.is_set():
+                return
+            round_best = max(self.plays[pi].quick2_points for pi in batch)
+            best2 = round_best if best2 is None else max(best2, round_best)
+
+    def _quick_items(self, level: int, next_item: Callable[[], tuple[int, int] | None], remaining: Callable[[], int],
+                     progress: Callable[[PegResult], None] | None, interval: float, deadline: float | None) -> None:
+        """Judge the items (play, draw group) next_item() gives at the quick pass's `level`, in-process or on
+        the cluster."""
+        phase = "quick" if level == 1 else "quick2"
+
+        def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
+            outcome &= OUTCOME_MASK
+            with self._lock:
+                p = self.plays[pi]
+                if level == 1:
                     p.record_quick(p.groups[gi], outcome)
                     self.quick_jobs_done += 1
-                    self._note("quick", p, p.groups[gi], outcome)
+                else:
+                    p.record_quick2(p.groups[gi], outcome)
+                    self.quick2_jobs_done += 1
+                self._note(phase, p, p.groups[gi], outcome)
 
-            self._cluster_pass(True, next_item, on_item, lambda: len(items), progress, interval, deadline, first=4)
+        if self.cluster is not None:
+            self._cluster_pass(True, next_item, on_item, remaining, progress, interval, deadline, first=4,
+                               level=level)
             self._flush_checkpoint(force=True)
             return
 
         def work(w: PegWorker) -> None:
             while not self._stop.is_set():
-                with self._lock:
-                    if not items:
-                        return
-                    pi, gi = items.pop()
+                job = next_item()
+                if job is None:
+                    return
+                pi, gi = job
                 p = self.plays[pi]
                 g = p.groups[gi]
                 outcome, _ = w.solve_draw(self.move_tuple(p), g.seq, self.opp_counts(g.seq))
                 if w.stopped:
                     return
-                with self._lock:
-                    p.record_quick(g, outcome)
-                    self.quick_jobs_done += 1
-                    self._note("quick", p, g, outcome)
+                on_item(pi, gi, outcome, None)
 
         self._run_pool(work, progress, interval, deadline)
         self._flush_checkpoint(force=True)
@@ -454,6 +518,7 @@ class PegJob:
                    deadline: float | None) -> None:
         opts = self.opts
         self.phase = "full"
+        self._eg_phase_start = self._endgames_now()
         self._configure(quick=False)
         rank: dict[int | None, int] = {WIN: 0, UNRESOLVED: 1, DRAW: 2, LOSS: 3}   # None: no quick verdict
 
@@ -461,7 +526,7 @@ class PegJob:
             # a loss on a heavy draw rules a play out soonest: the draws the quick pass lost first, then the
             # heaviest (popped from the end, so the list runs the other way)
             key = sorted((gi for gi in range(len(p.groups)) if p.groups[gi].outcome is None),  # (resumed: not yet)
-                         key=lambda gi: (-rank.get(p.groups[gi].quick, 1), -p.groups[gi].weight, gi))
+                         key=lambda gi: (-rank.get(quick_key(p.groups[gi])[1], 1), -p.groups[gi].weight, gi))
             return key[::-1]
 
         pending = [order(p) for p in self.plays]
@@ -518,7 +583,7 @@ class PegJob:
                     if opts.early_cutoff and upper < best_lower:
                         p.cut_off = True
                         continue
-                    k = (upper >= best_lower, round(p.est, 6), upper, p.quick_points, p.empties_bag)
+                    k = (upper >= best_lower, round(p.est, 6), upper, p.quick_best, p.empties_bag)
                     if k > choice_key:
                         choice, choice_key = pi, k
                 if choice < 0:
@@ -650,17 +715,20 @@ class PegJob:
             complete = finished and all(p.unresolved == 0 for p in plays)
             done_jobs = self.done_jobs
             quick_done = self.quick_jobs_done
+            quick2_done = self.quick2_jobs_done
+            quick2_jobs = self.quick2_jobs
             phase = self.phase
             if phase == "quick" or phase == "setup":
                 groups_left = self.total_jobs - quick_done
                 per_group_done = quick_done
+            elif phase == "quick2":
+                groups_left = quick2_jobs - quick2_done
+                per_group_done = quick2_done
             else:
                 groups_left = sum(p.groups_total - p.groups_done for p in plays if not p.cut_off)
                 per_group_done = done_jobs
-        endgames = sum(w.endgames for w in self.workers) + self._remote[0]
-        if phase in ("quick", "setup"):
-            self._eg_quick = endgames
-        pass_endgames = endgames - (self._eg_quick if phase not in ("quick", "setup") else 0)
+        endgames = self._endgames_now()
+        pass_endgames = endgames - self._eg_phase_start
         seconds = time.monotonic() - self.t0
         res = PegResult(
             plays=plays,
@@ -679,6 +747,8 @@ class PegJob:
             endgames_left=round(groups_left * pass_endgames / per_group_done) if per_group_done else 0,
             phase=phase,
             quick_done_jobs=quick_done,
+            quick2_done_jobs=quick2_done,
+            quick2_jobs=quick2_jobs,
             opponent_model=self.opts.opponent_model,
             opp_solves=sum(w.opp_solves for w in self.workers) + self._remote[3],
             endgame_plies=self.opts.endgame_plies,
@@ -696,6 +766,9 @@ class PegJob:
         )
         name_leader(res)
         return res
+
+    def _endgames_now(self) -> int:
+        return sum(w.endgames for w in self.workers) + self._remote[0]
 
     def _stop_reason(self, finished: bool) -> str:
         """What ended the solve: "finished", "time limit" or "stopped"."""

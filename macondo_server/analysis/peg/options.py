@@ -24,6 +24,11 @@ NESTING_CAP_MODES = ("skip", "unresolved")
 # win against those replies: a preview, never a bound on the full solve.
 QUICK_PLIES = 1
 QUICK_REPLIES = 8
+# Its second level: the same with endgames QUICK2_PLIES deep, on the plays the first level cannot separate from
+# the top (see PegJob._quick2_pass). One-ply endgames miss what the opponent does with the last move, so they
+# often give every play the same count; two plies tell them apart at a few times the cost.
+QUICK2_PLIES = 2
+QUICK2_REPLIES = 8
 OPPONENT_MODELS = ("pessimistic", "solver")
 LEAF_MODES = {"static": 0, "playout": 1, "auto": 2}
 RISK_MOVES = 2

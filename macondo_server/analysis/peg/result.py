@@ -14,6 +14,8 @@ from macondo_server.analysis.peg.options import (
     DRAW,
     LOSS,
     OUTCOME_MASK,
+    QUICK2_PLIES,
+    QUICK2_REPLIES,
     QUICK_PLIES,
     QUICK_REPLIES,
     UNRESOLVED,
@@ -43,6 +45,8 @@ class PegPlay:
     groups_done: int = 0      # draw groups with a verdict (win, draw, loss or unresolved)
     quick_points: float = 0.0 # wins + draws / 2 at the quick pass, over the groups it has judged
     quick_done: int = 0       # draw groups the quick pass has judged
+    quick2_points: float = 0.0  # the same at the quick pass's second level (only some plays have one)
+    quick2_done: int = 0
     capped_weight: int = 0    # weight of the draws whose full verdict a continuation past the nesting cap took part in
     capped_points: float = 0.0  # wins + draws / 2 among them
     est: float = 0.0          # points by the best knowledge (set by estimate_plays)
@@ -82,6 +86,20 @@ class PegPlay:
         return self.quick_done == len(self.groups)
 
     @property
+    def quick2_complete(self) -> bool:
+        return self.quick2_done == len(self.groups)
+
+    @property
+    def quick_level(self) -> int:
+        """The deepest quick level complete for this play: 2, 1 or 0 (none yet)."""
+        return 2 if self.quick2_complete else 1 if self.quick_complete else 0
+
+    @property
+    def quick_best(self) -> float:
+        """Its points at the deepest quick level complete (the first level's while the second runs)."""
+        return self.quick2_points if self.quick2_complete else self.quick_points
+
+    @property
     def complete_at(self) -> str:
         """The deepest level this play's tally is complete at: "full" (every draw has a full-depth verdict),
         "quick" (the quick pass judged every draw) or "" (neither yet)."""
@@ -113,13 +131,22 @@ class PegPlay:
         return self.lower - self.capped_points + self.capped_weight + self.pending
 
     def record_quick(self, g: DrawGroup, outcome: int) -> None:
+        """A verdict of the quick pass's first level (one judged again replaces the one before)."""
         if g.quick is None:
             self.quick_done += 1
+        else:
+            self.quick_points -= g.weight * (_points(g.quick) or 0.0)
         g.quick = outcome
-        if outcome == WIN:
-            self.quick_points += g.weight
-        elif outcome == DRAW:
-            self.quick_points += g.weight / 2
+        self.quick_points += g.weight * (_points(outcome) or 0.0)
+
+    def record_quick2(self, g: DrawGroup, outcome: int) -> None:
+        """A verdict of its second level."""
+        if g.quick2 is None:
+            self.quick2_done += 1
+        else:
+            self.quick2_points -= g.weight * (_points(g.quick2) or 0.0)
+        g.quick2 = outcome
+        self.quick2_points += g.weight * (_points(outcome) or 0.0)
 
     @property
     def found_losses2(self) -> int:
@@ -181,8 +208,11 @@ class PegResult:
     endgames_per_second: float = 0.0
     groups_left: int = 0       # draw groups not solved yet, over the plays not cut off
     endgames_left: int = 0     # an estimate: groups left x endgames per solved group so far
-    phase: str = "done"        # "setup", "quick" (the quick pass), "full" (the full solve), "done"
+    phase: str = "done"        # "setup", "quick" (the quick pass), "quick2" (its second level), "full" (the
+                               # full solve), "done"
     quick_done_jobs: int = 0   # draw groups the quick pass has judged
+    quick2_done_jobs: int = 0  # draw groups its second level has judged
+    quick2_jobs: int = 0       # draw groups of the plays its second level has taken so far
     opponent_model: str = "pessimistic"
     opp_solves: int = 0        # the opponent's own nested solves (opponent model "solver")
     endgame_plies: int = 0
@@ -222,6 +252,17 @@ def points_text(x: float) -> str:
 
 
 QUICK_LABEL = f"quick pass ({QUICK_PLIES}-ply endgames, the {QUICK_REPLIES} best replies per turn)"
+QUICK2_LABEL = f"quick pass's second level ({QUICK2_PLIES}-ply endgames, the {QUICK2_REPLIES} best replies per turn)"
+
+
+def quick_key(g: DrawGroup) -> tuple[int, int | None]:
+    """A draw's best quick knowledge: (level, verdict), the second level's where it has one; (0, None) with
+    neither."""
+    if g.quick2 is not None:
+        return 2, g.quick2
+    if g.quick is not None:
+        return 1, g.quick
+    return 0, None
 
 
 def _points(outcome: int | None) -> float | None:
@@ -229,13 +270,14 @@ def _points(outcome: int | None) -> float | None:
     return 1.0 if outcome == WIN else 0.5 if outcome == DRAW else 0.0 if outcome == LOSS else None
 
 
-def calibration(plays: list[PegPlay]) -> tuple[dict[int | None, float], int]:
-    """How often the full solve confirms each quick-pass verdict: for each quick verdict (None: not judged),
-    the share of points the full verdicts gave the draws that had it, over every play's draws solved at both
-    levels, weighted by the draws' weights; a prior worth two average draw groups keeps a rate with few full
-    verdicts near the quick verdict's value. Returns the rates and the full verdicts counted."""
-    num: dict[int | None, float] = {}
-    den: dict[int | None, float] = {}
+def calibration(plays: list[PegPlay]) -> tuple[dict[tuple[int, int | None], float], int]:
+    """How often the full solve confirms each quick-pass verdict: for each quick level and verdict (see
+    quick_key; (0, None): not judged), the share of points the full verdicts gave the draws that had it, over
+    every play's draws solved at both depths, weighted by the draws' weights; a prior worth two average draw
+    groups keeps a rate with few full verdicts near the quick verdict's value. Returns the rates and the full
+    verdicts counted."""
+    num: dict[tuple[int, int | None], float] = {}
+    den: dict[tuple[int, int | None], float] = {}
     n = 0
     weight = 0
     groups = 0
@@ -247,19 +289,21 @@ def calibration(plays: list[PegPlay]) -> tuple[dict[int | None, float], int]:
             if v is None:
                 continue
             n += 1
-            num[g.quick] = num.get(g.quick, 0.0) + v * g.weight
-            den[g.quick] = den.get(g.quick, 0.0) + g.weight
+            q = quick_key(g)
+            num[q] = num.get(q, 0.0) + v * g.weight
+            den[q] = den.get(q, 0.0) + g.weight
     prior_w = 2 * weight / groups if groups else 1.0
     all_pts = sum(num.values())
     all_w = sum(den.values())
-    rates: dict[int | None, float] = {}
-    for q in (WIN, DRAW, LOSS, UNRESOLVED, None):
+    rates: dict[tuple[int, int | None], float] = {}
+    keys = [(0, None)] + [(level, q) for level in (1, 2) for q in (WIN, DRAW, LOSS, UNRESOLVED)]
+    for key in keys:
         # the prior: halfway between the quick verdict's value and a coin toss (never certain, so that a rate
         # confirmed on every draw so far keeps some doubt); without a quick verdict, the full solve's rate
         # over every draw so far
-        value = _points(q)
+        value = _points(key[1])
         prior = (value + 0.5) / 2 if value is not None else (all_pts + 0.5 * prior_w) / (all_w + prior_w)
-        rates[q] = (num.get(q, 0.0) + prior * prior_w) / (den.get(q, 0.0) + prior_w)
+        rates[key] = (num.get(key, 0.0) + prior * prior_w) / (den.get(key, 0.0) + prior_w)
     return rates, n
 
 
@@ -274,7 +318,7 @@ def estimate_plays(plays: list[PegPlay]) -> int:
         for g in p.groups:
             v = _points(g.outcome)
             if v is None:
-                r = rates[g.quick]
+                r = rates[quick_key(g)]
                 pts += g.weight * r
                 var += g.weight * g.weight * r * (1 - r)
             else:
@@ -328,14 +372,15 @@ def name_leader(res: PegResult) -> None:
     index = {id(p): i for i, p in enumerate(plays)}
 
     def key(p: PegPlay) -> tuple[float, float, float, float, float]:
-        return (round(p.conservative, 6), round(p.est, 6), p.lower, p.quick_points, -index[id(p)])
+        return (round(p.conservative, 6), round(p.est, 6), p.lower, p.quick_best, -index[id(p)])
 
     best = max(alive, key=key)
     res.leader = best
     res.leader_ties = [p for p in alive if p is not best and key(p)[:4] == key(best)[:4] and p.upper == best.upper]
     if full == 0:
         res.leader_depth = "quick"
-        res.leader_reason = f"best at the {QUICK_LABEL}; the full {res.endgame_plies}-ply solve is under way"
+        label = QUICK2_LABEL if best.quick_level == 2 else QUICK_LABEL
+        res.leader_reason = f"best at the {label}; the full {res.endgame_plies}-ply solve is under way"
     else:
         res.leader_depth = "estimate"
         where = (f"full-depth verdicts on all its {best.groups_total} draw groups" if best.pending == 0 else
