@@ -3,10 +3,13 @@
 Default: ONYX (1 in the bag, every play, early cut-off) and AXE (2 in the bag, 6F .X.). --full adds the
 4-in-the-bag position: 2L P.ND alone, and every bag-emptying play (--max-tiles-left 0), at 4 plies.
 
-Run: .venv/bin/python bench/peg.py [--threads 2] [--full] [--prune on,off] [--data-dir DIR]
+Run: .venv/bin/python bench/peg.py [--threads 2] [--full] [--prune on,off] [--endgame-cache on,off]
+     [--data-dir DIR]
 
 --prune on,off runs each position both ways (the lexicon pruned to the board, the default, and the full one):
-the same results, the time is what changes.
+the same results, the time is what changes. --endgame-cache on,off likewise with and without the workers'
+cache of endgame verdicts (engine_cy.peg: draws that differ only in the tile left in the bag share the
+endgames of the replies that do not need it); `cached` counts the endgames it answered.
 """
 
 from __future__ import annotations
@@ -39,21 +42,29 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--full", action="store_true", help="include the 4-in-the-bag runs (minutes)")
     ap.add_argument("--prune", default="on", help="on, off or on,off: search in the lexicon pruned to the board")
+    ap.add_argument("--endgame-cache", default="on", help="on, off or on,off: the workers' endgame verdict cache")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
     args = ap.parse_args()
     prunes = [{"on": True, "off": False}[x] for x in args.prune.split(",")]
+    caches = [{"on": True, "off": False}[x] for x in args.endgame_cache.split(",")]
     cases = {json.loads(line)["id"]: json.loads(line) for line in CASES.read_text().splitlines()}
     engine = Engine(Settings.load(args.data_dir))
     for cid, kw, slow in RUNS:
         if slow and not args.full:
             continue
         for prune in prunes:
-            opts = PegOptions(threads=args.threads, prune_lexicon=prune, **kw)
-            res = PegJob(engine, parse_cgp(cases[cid]["cgp"]), opts).run()
-            w = res.winner
-            print(f"{cid:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
-                  f"winner={w.text if w else None} wins={w.points if w else 0}/{res.total_permutations} "
-                  f"endgames={res.endgames} nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)
+            for cache in caches:
+                opts = PegOptions(threads=args.threads, prune_lexicon=prune, **kw)
+                job = PegJob(engine, parse_cgp(cases[cid]["cgp"]), opts)
+                for worker in job.workers:
+                    worker.use_endgame_cache = cache
+                res = job.run()
+                w = res.winner
+                hits = sum(worker.endgame_hits for worker in job.workers)
+                print(f"{cid:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
+                      f"cache={'on' if cache else 'off'} winner={w.text if w else None} "
+                      f"wins={w.points if w else 0}/{res.total_permutations} endgames={res.endgames} "
+                      f"cached={hits} nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ class PegWorker:
     leaf_mode: int
     risk_moves: int
     playout_endgames: int
+    use_endgame_cache: bool
+    endgame_hits: int
     heuristics: bool
     def __init__(
         self,

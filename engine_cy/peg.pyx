@@ -142,8 +142,11 @@ cdef struct NestEntry:
 
 cdef uint64_t PLAYOUT_SALT = 0x9E3779B97F4A7C15ULL
 
+cdef uint64_t ENDGAME_SALT = 0xD6E8FEB86659FD93ULL
+
 cdef enum:
     RISK_CACHE = 16384         # at_risk answers kept per worker (direct-mapped)
+    ENDGAME_CACHE = 262144     # endgame verdicts kept per worker (direct-mapped; 2 MB)
     MAX_MOVES_CHOICE = 4096    # tied plays an opponent's choice can hold (more are not examined)
     CHOICE_CACHE = 1024        # the opponent's choices kept per worker (direct-mapped)
     CHOICE_MAX = 16            # tied plays kept per choice (a choice with more is not cached)
@@ -218,6 +221,13 @@ cdef class PegWorker:
     cdef public int risk_moves
     cdef public long long playout_endgames
     cdef uint64_t* risk_cache     # at_risk answers by board and rack (the answer in the lowest bit)
+    # endgame verdicts by position (board, racks, passes, turn), spread and settings, the outcome for the player
+    # to move in the lowest two bits. Draws that differ only in the tile left in the bag give the same endgame
+    # after every reply that does not need that tile (the opponent draws it back): it is solved once.
+    cdef uint64_t* eg_cache
+    cdef bint eg_cache_on         # within solve_draw (explanations search every endgame for its line)
+    cdef public bint use_endgame_cache
+    cdef public long long endgame_hits
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -262,6 +272,12 @@ cdef class PegWorker:
         self.ccache = <ChoiceEntry*> calloc(CHOICE_CACHE, sizeof(ChoiceEntry))
         if self.ccache == NULL:
             raise MemoryError()
+        self.eg_cache = <uint64_t*> calloc(ENDGAME_CACHE, sizeof(uint64_t))
+        if self.eg_cache == NULL:
+            raise MemoryError()
+        self.eg_cache_on = False
+        self.use_endgame_cache = True
+        self.endgame_hits = 0
         self.trace_seqs = NULL
         self.trace_weights = NULL
         self.trace_verdict = NULL
@@ -275,6 +291,7 @@ cdef class PegWorker:
             free(self.ncache)
         free(self.ccache)
         free(self.risk_cache)
+        free(self.eg_cache)
 
     cdef void _free_trace(self) noexcept nogil:
         free(self.trace_seqs)
@@ -344,8 +361,9 @@ cdef class PegWorker:
         return res
 
     cdef int endgame_outcome(self) noexcept nogil:
-        cdef int p = self.g.on_turn, v, s
-        cdef bint playout
+        cdef int p = self.g.on_turn, v, s, o
+        cdef bint playout, cached
+        cdef uint64_t key = 0, e
         if self.g.over:
             s = self.g.score[self.me] - self.g.score[1 - self.me]
         else:
@@ -360,6 +378,21 @@ cdef class PegWorker:
                     s = -s
                 self.last_spread = s
                 return O_WIN if s > 0 else O_LOSS
+            cached = self.eg_cache_on and self.use_endgame_cache and not self.exact
+            if cached:
+                # the verdict depends on the position (its hash), the spread and the search's settings only
+                key = _mix(self.g.hash ^ _mix(<uint64_t> (self.g.score[p] - self.g.score[1 - p] + 100000))
+                           ^ (<uint64_t> self.plies << 40) ^ (<uint64_t> self.leaf_mode << 48)
+                           ^ (<uint64_t> self.risk_moves << 52) ^ ENDGAME_SALT)
+                e = self.eg_cache[(key >> 2) & (ENDGAME_CACHE - 1)]
+                if (e >> 2) == (key >> 2):
+                    self.endgames += 1
+                    self.endgame_hits += 1
+                    o = <int> (e & 3)
+                    if p != self.me and o != O_DRAW:
+                        o = O_LOSS if o == O_WIN else O_WIN
+                    self.last_spread = 1 if o == O_WIN else (0 if o == O_DRAW else -1)
+                    return o
             self.eg.no_abort = False
             playout = self.leaf_mode == 1 or (self.leaf_mode == 2 and (self.at_risk(0) or self.at_risk(1)))
             self.eg.heuristics = playout
@@ -377,6 +410,9 @@ cdef class PegWorker:
             if self.eg.aborted:
                 return O_UNRES
             self.endgames += 1
+            if cached:
+                o = O_WIN if v > 0 else (O_DRAW if v == 0 else O_LOSS)
+                self.eg_cache[(key >> 2) & (ENDGAME_CACHE - 1)] = (key & ~(<uint64_t> 3)) | <uint64_t> o
             s = v if p == self.me else -v
         self.last_spread = s
         if s > 0:
@@ -879,8 +915,10 @@ cdef class PegWorker:
         self.exact = exact
         self.last_spread = 0
         self.capped = False
+        self.eg_cache_on = True
         with nogil:
             o = self.solve_move(&m, 0)
+        self.eg_cache_on = False
         self.exact = False
         return o, (self.last_spread if exact and o != O_UNRES else None)
 

@@ -248,6 +248,27 @@ def _solver_verdicts(engine, case: str, skip: bool, **kw) -> tuple[dict, int]:
             sum(w.choice_skips for w in job.workers))
 
 
+def _cache_verdicts(engine, case: str, cache: bool, **kw) -> tuple[dict, int, int]:
+    job = PegJob(engine, parse_cgp(CASES[case]["cgp"]), PegOptions(**kw))
+    for w in job.workers:
+        w.use_endgame_cache = cache
+    res = job.run()
+    return ({(p.text, g.label): g.outcome for p in res.plays for g in p.groups},
+            sum(w.endgame_hits for w in job.workers), res.endgames)
+
+
+@needs_cases
+@pytest.mark.parametrize("model", ["pessimistic", "solver"])
+def test_endgame_cache_changes_no_verdict(engine, model):
+    # draws that differ only in the tile left in the bag share the endgames after the replies that do not need
+    # it: the cache answers those, and every verdict is the one a search without it gives
+    kw = dict(endgame_plies=2, only_solve=["6F .X."], threads=2, quick_pass=False, opponent_model=model)
+    plain, plain_hits, plain_endgames = _cache_verdicts(engine, "peg-axe-2bag-csw21", False, **kw)
+    cached, hits, endgames = _cache_verdicts(engine, "peg-axe-2bag-csw21", True, **kw)
+    assert cached == plain and plain_hits == 0
+    assert hits > endgames // 4 and endgames == plain_endgames
+
+
 @needs_cases
 def test_solver_model_skips_the_opponents_solve_only_when_every_reply_wins(engine):
     # judging every reply first, and not solving the opponent's pre-endgame when we win against all of them,
