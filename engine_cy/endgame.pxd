@@ -109,6 +109,8 @@ cdef class EndgameWorker:
     cdef int lc_out_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
     cdef int64_t lc_out_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
     cdef inline void pv_extend(self, int ply, uint64_t mv, int32_t score) noexcept nogil
+    cdef inline int list_moves(self, int depth, int rack_n, int opp_val, uint64_t tt_move) noexcept nogil
+    cdef inline bint depth1_stop(self, int depth, int i) noexcept nogil
     cdef void lane_maxima(self, int c, int k, int rack_n) noexcept nogil
     cdef bint first_move(self, int ply, int depth, int p, int opp_val, int rack_n, uint64_t* mv_out,
                          int32_t* score) noexcept nogil

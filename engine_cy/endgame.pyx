@@ -575,7 +575,7 @@ cdef class EndgameWorker:
         cdef int p = self.g.on_turn
         cdef int spread = self.g.score[p] - self.g.score[1 - p]
         cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, best, i, j, n, base, k, flag
-        cdef int own_val, opp_val, rack_n, nt, est, kind, alpha_in, r, pass_v
+        cdef int own_val, opp_val, rack_n, alpha_in, r, pass_v
         cdef bint stopped, stand_pat
         cdef int32_t sc = 0
         cdef int64_t val = 0
@@ -715,39 +715,13 @@ cdef class EndgameWorker:
         if self.gen_reuse(ply, p, opp_val, False, 0, 0, NULL, NULL, NULL, INT64_MAX, NULL) < 0:
             self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
-        base = self.atop
-        if base + n > self.acap and not self.grow_arena(base + n):
-            self.aborted = True
-            self.stop_flag[0] = 1
+        base = self.list_moves(depth, rack_n, opp_val, tt_move)
+        if base < 0:
             return 0
-        a = &self.arena[base]
         for i in range(n):
-            mv = self.mg.small_buf[i]
-            a[i].move = mv
-            a[i].score = self.mg.small_score[i]
-            kind = packed_kind(mv)
-            if kind == MOVE_PASS:
-                est = EST_PASS_BACK if self.g.zeros + 1 >= self.g.max_zeros else 0
-            else:
-                nt = packed_tiles(mv)
-                est = a[i].score
-                if nt == rack_n:
-                    est += 2 * opp_val + EST_GOES_OUT
-                elif depth > 2:
-                    est += (3 if self.helper_id & 1 else -5) * nt
-            if mv == tt_move:
-                est += EST_TT_MOVE
-            a[i].est = est
-        self.atop = base + n
-        for i in range(n):
-            # the children of a depth-1 node are leaves (greedy playouts), which never look at the flag
-            if depth == 1 and i > 0 and not self.no_abort and \
-                    (read_flag(self.stop_flag) or (self.deadline > 0 and now() >= self.deadline)):
-                self.stop_flag[0] = 1
-                if not self.root_guard or self.grace_over():
-                    self.aborted = True
-                    self.atop = base
-                    return 0
+            if self.depth1_stop(depth, i):
+                self.atop = base
+                return 0
             a = &self.arena[base]   # the arena may move while children grow it
             if i < LAZY_PICKS:
                 k = i
@@ -813,6 +787,51 @@ cdef class EndgameWorker:
             flag = TT_EXACT
         self.tt.store(self.g.hash, best - spread, depth, flag, best_move)
         return best
+
+    cdef inline int list_moves(self, int depth, int rack_n, int opp_val, uint64_t tt_move) noexcept nogil:
+        """Put the moves the generator just listed (small_buf) on the arena above atop, each with its ordering
+        estimate: its score; going out, twice the opponent's rack more and EST_GOES_OUT; at depths over 2 a
+        per-tile term (whose sign the Lazy SMP helpers vary); the pass EST_PASS_BACK when it would end the game,
+        else 0; the table's move EST_TT_MOVE more. Returns the index of the first (atop is raised past the
+        last), or -1 without memory (the search is then aborted)."""
+        cdef int n = self.mg.n_moves, base = self.atop, i, est, nt
+        cdef uint64_t mv
+        cdef ArenaMove* a
+        if base + n > self.acap and not self.grow_arena(base + n):
+            self.aborted = True
+            self.stop_flag[0] = 1
+            return -1
+        a = &self.arena[base]
+        for i in range(n):
+            mv = self.mg.small_buf[i]
+            a[i].move = mv
+            a[i].score = self.mg.small_score[i]
+            if packed_kind(mv) == MOVE_PASS:
+                est = EST_PASS_BACK if self.g.zeros + 1 >= self.g.max_zeros else 0
+            else:
+                nt = packed_tiles(mv)
+                est = a[i].score
+                if nt == rack_n:
+                    est += 2 * opp_val + EST_GOES_OUT
+                elif depth > 2:
+                    est += (3 if self.helper_id & 1 else -5) * nt
+            if mv == tt_move:
+                est += EST_TT_MOVE
+            a[i].est = est
+        self.atop = base + n
+        return base
+
+    cdef inline bint depth1_stop(self, int depth, int i) noexcept nogil:
+        """Before the i-th move of a node of depth 1, whose children are leaves (greedy playouts) that never
+        look at the stop flag: whether a stop or the deadline ends the search here (at iterative deepening's
+        depth 1 only once one root move is searched and DEPTH1_GRACE has passed). Sets aborted."""
+        if depth == 1 and i > 0 and not self.no_abort and \
+                (read_flag(self.stop_flag) or (self.deadline > 0 and now() >= self.deadline)):
+            self.stop_flag[0] = 1
+            if not self.root_guard or self.grace_over():
+                self.aborted = True
+                return True
+        return False
 
     cdef inline void pv_extend(self, int ply, uint64_t mv, int32_t score) noexcept nogil:
         """The line at ply becomes mv (with its score) followed by the line found at ply + 1."""
@@ -1001,7 +1020,7 @@ cdef class EndgameWorker:
         forced_lines (where forced_done) hold the lines."""
         cdef int p = self.g.on_turn
         cdef int spread = self.g.score[p] - self.g.score[1 - p]
-        cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, i, j, n, base, est, nt, f, floor, at, last
+        cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, i, j, n, base, f, floor, at, last
         cdef int opp_val, rack_n
         cdef int32_t sc
         cdef uint64_t tt_move = 0, mv
@@ -1022,43 +1041,21 @@ cdef class EndgameWorker:
         self.lc_valid[0] = False        # the children's lane reuse starts afresh
         self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
-        base = self.atop
-        if base + n > self.acap and not self.grow_arena(base + n):
-            self.aborted = True
-            self.stop_flag[0] = 1
+        base = self.list_moves(depth, rack_n, opp_val, tt_move)
+        if base < 0:
             return 0
         a = &self.arena[base]
         for i in range(n):
-            mv = self.mg.small_buf[i]
-            a[i].move = mv
-            a[i].score = self.mg.small_score[i]
-            if packed_kind(mv) == MOVE_PASS:
-                est = EST_PASS_BACK if self.g.zeros + 1 >= self.g.max_zeros else 0
-            else:
-                nt = packed_tiles(mv)
-                est = a[i].score
-                if nt == rack_n:
-                    est += 2 * opp_val + EST_GOES_OUT
-                elif depth > 2:
-                    est += (3 if self.helper_id & 1 else -5) * nt
-            if mv == tt_move:
-                est += EST_TT_MOVE
+            # the previous depth's best moves first, in their order
             for j in range(self.n_prev_top):
-                if mv == self.prev_top[j]:
-                    est = (1 << 24) - j
+                if a[i].move == self.prev_top[j]:
+                    a[i].est = (1 << 24) - j
                     break
-            a[i].est = est
-        self.atop = base + n
         qsort(a, n, sizeof(ArenaMove), arena_cmp_desc)
         for i in range(n):
-            # the children of a depth-1 root are leaves, which never look at the flag
-            if depth == 1 and i > 0 and not self.no_abort and \
-                    (read_flag(self.stop_flag) or (self.deadline > 0 and now() >= self.deadline)):
-                self.stop_flag[0] = 1
-                if not self.root_guard or self.grace_over():
-                    self.aborted = True
-                    self.atop = base
-                    return 0
+            if self.depth1_stop(depth, i):
+                self.atop = base
+                return 0
             a = &self.arena[base]   # the arena may move while children grow it
             mv = a[i].move
             sc = a[i].score
