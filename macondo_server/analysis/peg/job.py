@@ -165,7 +165,7 @@ class PegJob:
         self.quick_jobs_done = 0
         self.quick2_jobs_done = 0
         self.quick2_jobs = 0     # draw groups of the plays the quick pass's second level has taken
-        self.phase = "setup"     # then "quick", "full", "done"
+        self.phase = "setup"     # then "quick", "quick2", "full", "done"
         self._last_progress = 0.0
         self._eg_phase_start = 0  # endgames solved before the current phase began
         self.total_jobs = sum(len(p.groups) for p in self.plays)
