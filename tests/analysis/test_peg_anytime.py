@@ -12,6 +12,7 @@ from macondo_server.analysis.peg.options import PegOptions
 from macondo_server.analysis.peg.result import PegResult
 from macondo_server.api.convert import peg_to_pb
 from macondo_server.model.cgp import parse_cgp
+from macondo_server.runtime.checkpoint import CheckpointStore
 
 from conftest import load_cases, needs_cases
 
@@ -117,46 +118,51 @@ def test_quick_pass_alone_names_the_best_quick_play(engine):
     assert s.plays[0].conservative == max(p.conservative for p in s.plays)   # ranked by the best knowledge
 
 
+DEFNNPT_PLAYS = ["E5 FET", "I3 P.NT", "2L F.ND"]   # leave a tile in the bag; tied at the quick pass's first level
+
+
 @needs_cases
-def test_second_quick_level_takes_the_plays_the_first_cannot_separate(engine):
-    snaps, final = _run_recording(engine, "peg-onyx-nwl20", endgame_plies=2, threads=2)
-    phases = [s.phase for s in snaps]
-    assert "quick2" in phases and phases.index("quick") < phases.index("quick2") < phases.index("full")
-    job = PegJob(engine, parse_cgp(CASES["peg-onyx-nwl20"]["cgp"]), PegOptions(endgame_plies=2, threads=2))
+def test_second_quick_level_takes_the_plays_the_first_cannot_separate(engine, tmp_path):
+    cgp = CASES["peg-doc1-pond-nwl20"]["cgp"]
+    # the first level gives these three plays every draw; the complete 4-ply solves give E5 FET 7,914,
+    # I3 P(A)NT 7,902 and 2L F(O)ND 7,872 (bench/data/peg_anytime_truth.json): the second level ranks them so
+    job = PegJob(engine, parse_cgp(cgp), PegOptions(threads=2, only_solve=[*DEFNNPT_PLAYS, "E12 DE.N", "I1 DEF.T"]))
     job._quick_pass(None, 1.0, None)
+    by = {p.text: p for p in job.plays}
+    assert [by[t].quick_points for t in DEFNNPT_PLAYS] == [7920] * 3
+    assert all(by[t].quick2_complete for t in DEFNNPT_PLAYS)
+    assert by["E5 FET"].quick2_points > by["I3 P.NT"].quick2_points > by["2L F.ND"].quick2_points
+    # a play the first level puts below the best second-level result is not judged at the second level, nor is
+    # a bag-emptying play (its full solve is one endgame a draw)
+    den, deft = by["E12 DE.N"], by["I1 DEF.T"]
+    assert den.quick_complete and den.quick_points < by["E5 FET"].quick2_points and den.quick2_done == 0
+    assert deft.empties_bag and deft.quick_points == 7920 and deft.quick2_done == 0
     deep = [p for p in job.plays if p.quick2_complete]
-    shallow = [p for p in job.plays if not p.quick2_complete]
-    assert deep and all(p.quick2_done == 0 for p in shallow)   # a play is judged whole or not at all
-    best2 = max(p.quick2_points for p in deep)
-    # taken in order of the first level's points, while those reach the best second-level result
-    assert all(p.quick_points < best2 and p.quick_points < q.quick_points for p in shallow for q in deep)
-    assert job.quick2_jobs_done == sum(len(p.groups) for p in deep)
+    assert job.quick2_jobs_done == job.quick2_jobs == sum(len(p.groups) for p in deep)
     # each second-level verdict is the one a worker set to that level gives the draw on its own
     job._configure(quick=True, level=2)
     w = job.workers[0]
-    for p in deep[:3]:
-        for g in p.groups:
-            assert w.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq))[0] == g.quick2
+    p = by["I3 P.NT"]
+    for g in p.groups[::7]:
+        assert w.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq))[0] == g.quick2
     s = job.snapshot(final=False)
     shown = peg_table(peg_to_pb(s, job.pos, "", False), rows=40)
     assert "%+" in shown and "second level" in shown
-
-
-@needs_cases
-def test_second_quick_level_ranks_defnnpt_plays_the_first_ties(engine):
-    # the first level gives these three plays every draw; the complete 4-ply solves give E5 FET 7,914,
-    # I3 P(A)NT 7,902 and 2L F(O)ND 7,872 (bench/data/peg_anytime_truth.json): the second level ranks them so
-    plays = ["E5 FET", "I3 P.NT", "2L F.ND"]
-    job = PegJob(engine, parse_cgp(CASES["peg-doc1-pond-nwl20"]["cgp"]),
-                 PegOptions(threads=2, only_solve=[*plays, "E12 DE.N"]))
-    job._quick_pass(None, 1.0, None)
-    by = {p.text: p for p in job.plays}
-    assert [by[t].quick_points for t in plays] == [7920] * 3
-    assert all(by[t].quick2_complete for t in plays)
-    assert by["E5 FET"].quick2_points > by["I3 P.NT"].quick2_points > by["2L F.ND"].quick2_points
-    # a play the first level puts below the best second-level result is not judged at the second level
-    den = by["E12 DE.N"]
-    assert den.quick_complete and den.quick_points < by["E5 FET"].quick2_points and den.quick2_done == 0
+    # a checkpoint records the second level's verdicts and a resumed solve takes them back
+    store = CheckpointStore(tmp_path / "quick2.sqlite")
+    opts = PegOptions(threads=2, only_solve=DEFNNPT_PLAYS)
+    first = PegJob(engine, parse_cgp(cgp), opts, checkpoint=store)
+    first._open_checkpoint()
+    first._quick_pass(None, 1.0, None)
+    first._flush_checkpoint(force=True)
+    again = PegJob(engine, parse_cgp(cgp), opts, checkpoint=store, resume=True)
+    again._open_checkpoint()
+    assert again.quick2_jobs_done == first.quick2_jobs_done > 0
+    assert [[g.quick2 for g in p.groups] for p in again.plays] == [[g.quick2 for g in p.groups] for p in first.plays]
+    # a time-limited run goes through the levels in order, then the full solve
+    snaps, _ = _run_recording(engine, "peg-doc1-pond-nwl20", threads=2, only_solve=DEFNNPT_PLAYS, max_time=4)
+    phases = [s.phase for s in snaps]
+    assert phases.index("quick") < phases.index("quick2") < phases.index("full")
 
 
 @needs_cases

@@ -166,7 +166,6 @@ def test_board_in_headless_chromium(capsys):
         assert float(row["quick"]) == pytest.approx(cli["quick_wins"], abs=0.005), row
         assert int(row["quick2Done"]) == cli["quick2_draws_done"], row
         assert float(row["quick2"]) == pytest.approx(cli["quick2_wins"] or 0.0, abs=0.005), row
-    assert any(cli["quick2_draws_done"] for cli in peg4["plays"])   # the second level judged the top plays
     # a 120-draw outcome list: one line per play until clicked, then a grid of bounded width and height
     assert page["peg4ExpandedDraws"] == 120 and page["peg4Expanded"]["cells"] == 120
     ex = page["peg4Expanded"]

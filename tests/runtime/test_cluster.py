@@ -163,7 +163,6 @@ def test_in_process_checkpoint_resume(engine, reference, tmp_path):
 
     first = job.run(progress, interval=0.0)
     res = PegJob(engine, parse_cgp(c["cgp"]), _onyx_opts(), checkpoint=store, resume=True).run()
-    assert first.quick2_done_jobs > 0   # the quick pass's second level is recorded and reused too
     assert res.reused >= first.done_jobs + first.quick_done_jobs + first.quick2_done_jobs
     assert summary(res) == summary(ref)
 

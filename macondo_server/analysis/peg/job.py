@@ -440,16 +440,18 @@ class PegJob:
     def _quick2_pass(self, progress: Callable[[PegResult], None] | None, interval: float,
                      deadline: float | None) -> None:
         """The quick pass's second level (QUICK2_PLIES-deep endgames) on the plays the first level cannot
-        separate from the top. The plays go in rounds, each the plays tied at the best first-level points not
-        taken yet, while those points are at least the best second-level result of the rounds before: a deeper
-        look finds losses a shallower one missed far more often than the reverse, so a play already below that
-        result at the first level is not expected to top it. Where the first level gives every play the same
-        count, this ranks them; where it separates them, only the plays at the top are judged. A round ends
-        before the next is chosen, so the plays judged do not depend on the threads or the cluster."""
+        separate from the top, among those that leave tiles in the bag (a bag-emptying play's full solve is
+        one endgame a draw, soon done: the second level would cost a good part of it). The plays go in rounds,
+        each the plays tied at the best first-level points not taken yet, while those points are at least the
+        best second-level result of the rounds before: a deeper look finds losses a shallower one missed far
+        more often than the reverse, so a play already below that result at the first level is not expected
+        to top it. Where the first level gives every play the same count, this ranks them; where it separates
+        them, only the plays at the top are judged. A round ends before the next is chosen, so the plays
+        judged do not depend on the threads or the cluster."""
         self.phase = "quick2"
         self._eg_phase_start = self._endgames_now()
         self._configure(quick=True, level=2)
-        left = sorted((pi for pi, p in enumerate(self.plays) if p.quick_complete),
+        left = sorted((pi for pi, p in enumerate(self.plays) if p.quick_complete and not p.empties_bag),
                       key=lambda pi: -self.plays[pi].quick_points)   # (stable: static equity on ties)
         best2: float | None = None
         while left and not self._stop.is_set():
