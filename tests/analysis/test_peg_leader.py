@@ -77,8 +77,8 @@ def test_each_quick_level_is_calibrated_on_its_own():
     shallow = _play("s", 20, full={**{i: WIN for i in range(5)}, **{i: LOSS for i in range(5, 10)}})
     deep = _play("d", 20, full={i: WIN for i in range(10)})
     for g in deep.groups:
-        deep.record_quick2(g, WIN)
-    deep.record_quick2(deep.groups[19], LOSS)
+        deep.record_quick(g, WIN, level=2)
+    deep.record_quick(deep.groups[19], LOSS, level=2)
     rates, n = calibration([shallow, deep])
     assert n == 20 and rates[(1, WIN)] < 0.7 < 0.9 < rates[(2, WIN)]
     estimate_plays([shallow, deep])

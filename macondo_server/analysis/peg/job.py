@@ -320,7 +320,7 @@ class PegJob:
                         reused += 1
                     q = stored.get(("quick2", p.text, g.label))
                     if q is not None and g.quick2 is None:
-                        p.record_quick2(g, q[0])
+                        p.record_quick(g, q[0], level=2)
                         self.quick2_jobs_done += 1
                         reused += 1
                     f = stored.get(("full", p.text, g.label))
@@ -486,11 +486,10 @@ class PegJob:
             outcome &= OUTCOME_MASK
             with self._lock:
                 p = self.plays[pi]
+                p.record_quick(p.groups[gi], outcome, level)
                 if level == 1:
-                    p.record_quick(p.groups[gi], outcome)
                     self.quick_jobs_done += 1
                 else:
-                    p.record_quick2(p.groups[gi], outcome)
                     self.quick2_jobs_done += 1
                 self._note(phase, p, p.groups[gi], outcome)
 

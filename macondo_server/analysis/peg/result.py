@@ -130,23 +130,19 @@ class PegPlay:
         bound on the count without the cap."""
         return self.lower - self.capped_points + self.capped_weight + self.pending
 
-    def record_quick(self, g: DrawGroup, outcome: int) -> None:
-        """A verdict of the quick pass's first level (one judged again replaces the one before)."""
-        if g.quick is None:
-            self.quick_done += 1
+    def record_quick(self, g: DrawGroup, outcome: int, level: int = 1) -> None:
+        """A verdict of the quick pass at `level` (1, or 2: its second level); a draw judged again at the same
+        level replaces the verdict before."""
+        old = g.quick if level == 1 else g.quick2
+        delta = g.weight * ((_points(outcome) or 0.0) - (_points(old) or 0.0))
+        if level == 1:
+            g.quick = outcome
+            self.quick_done += old is None
+            self.quick_points += delta
         else:
-            self.quick_points -= g.weight * (_points(g.quick) or 0.0)
-        g.quick = outcome
-        self.quick_points += g.weight * (_points(outcome) or 0.0)
-
-    def record_quick2(self, g: DrawGroup, outcome: int) -> None:
-        """A verdict of its second level."""
-        if g.quick2 is None:
-            self.quick2_done += 1
-        else:
-            self.quick2_points -= g.weight * (_points(g.quick2) or 0.0)
-        g.quick2 = outcome
-        self.quick2_points += g.weight * (_points(outcome) or 0.0)
+            g.quick2 = outcome
+            self.quick2_done += old is None
+            self.quick2_points += delta
 
     @property
     def found_losses2(self) -> int:
