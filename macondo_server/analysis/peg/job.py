@@ -428,12 +428,7 @@ class PegJob:
         items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))
                  if p.groups[gi].quick is None]   # (a resumed solve: those not recorded yet)
         items.reverse()   # popped from the end: plays in static-equity order
-
-        def next_item() -> tuple[int, int] | None:
-            with self._lock:
-                return items.pop() if items else None
-
-        self._quick_items(1, next_item, lambda: len(items), progress, interval, deadline)
+        self._quick_items(1, self._popper(items), items.__len__, progress, interval, deadline)
         if not self._stop.is_set():
             self._quick2_pass(progress, interval, deadline)
 
@@ -465,16 +460,19 @@ class PegJob:
             items = [(pi, gi) for pi in batch for gi in range(len(self.plays[pi].groups))
                      if self.plays[pi].groups[gi].quick2 is None]   # (a resumed solve: those not recorded yet)
             items.reverse()
-
-            def next_item() -> tuple[int, int] | None:
-                with self._lock:
-                    return items.pop() if items else None
-
-            self._quick_items(2, next_item, lambda: len(items), progress, interval, deadline)
+            self._quick_items(2, self._popper(items), items.__len__, progress, interval, deadline)
             if self._stop.is_set():
                 return
             round_best = max(self.plays[pi].quick2_points for pi in batch)
             best2 = round_best if best2 is None else max(best2, round_best)
+
+    def _popper(self, items: list[tuple[int, int]]) -> Callable[[], tuple[int, int] | None]:
+        """The next item of `items` (popped from the end under the lock), None once they are all taken."""
+        def next_item() -> tuple[int, int] | None:
+            with self._lock:
+                return items.pop() if items else None
+
+        return next_item
 
     def _quick_items(self, level: int, next_item: Callable[[], tuple[int, int] | None], remaining: Callable[[], int],
                      progress: Callable[[PegResult], None] | None, interval: float, deadline: float | None) -> None:
@@ -676,10 +674,7 @@ class PegJob:
         items = [(index[id(p)], gi) for p in emptying for gi, g in enumerate(p.groups)
                  if (p.text, g.label) not in self._exact_done]
         items.reverse()
-
-        def next_item() -> tuple[int, int] | None:
-            with self._lock:
-                return items.pop() if items else None
+        next_item = self._popper(items)
 
         def on_item(pi: int, gi: int, outcome: int, spread: int | None) -> None:
             if spread is None:
