@@ -267,8 +267,9 @@ def _cache_verdicts(engine, case: str, cache: bool, **kw) -> tuple[dict, int, in
 @pytest.mark.parametrize("model", ["pessimistic", "solver"])
 def test_endgame_cache_changes_no_verdict(engine, model):
     # draws that differ only in the tile left in the bag share the endgames after the replies that do not need
-    # it: the cache answers those, and every verdict is the one a search without it gives
-    kw = dict(endgame_plies=2, only_solve=["6F .X."], threads=2, quick_pass=False, opponent_model=model)
+    # it: the cache answers those, and every verdict is the one a search without it gives (one thread: the
+    # nested and opponent-choice caches, one per thread, then skip the same work both times, so the counts match)
+    kw = dict(endgame_plies=2, only_solve=["6F .X."], threads=1, quick_pass=False, opponent_model=model)
     plain, plain_hits, plain_endgames = _cache_verdicts(engine, "peg-axe-2bag-csw21", False, **kw)
     cached, hits, endgames = _cache_verdicts(engine, "peg-axe-2bag-csw21", True, **kw)
     assert cached == plain and plain_hits == 0
