@@ -507,10 +507,15 @@ def _quick_label(snap: pb.PreEndgameProgress) -> str:
     return label + ")"
 
 
+def _quick2_complete(p: pb.PEGPlayInfo) -> bool:
+    """The quick pass's second level has judged every draw of the play."""
+    return bool(p.draws_total) and p.quick2_draws_done == p.draws_total
+
+
 def _quick_cell(p: pb.PEGPlayInfo, tot: int) -> str:
     """A play's quick column: the win % at the deepest quick level complete ("+": the second level), else the
     draw groups judged so far."""
-    if tot and p.draws_total and p.quick2_draws_done == p.draws_total:
+    if tot and _quick2_complete(p):
         return f"{100 * p.quick2_wins / tot:.1f}%+"
     if tot and p.draws_total and p.quick_draws_done == p.draws_total:
         return f"{100 * p.quick_wins / tot:.1f}%"
@@ -519,7 +524,7 @@ def _quick_cell(p: pb.PEGPlayInfo, tot: int) -> str:
 
 def _quick_wins(p: pb.PEGPlayInfo) -> float:
     """Its points at the deepest quick level complete."""
-    return p.quick2_wins if p.draws_total and p.quick2_draws_done == p.draws_total else p.quick_wins
+    return p.quick2_wins if _quick2_complete(p) else p.quick_wins
 
 
 def _ties(snap: pb.PreEndgameProgress) -> str:
