@@ -1,9 +1,11 @@
 """Pre-endgame solver timings on the reference positions (the shared peg cases).
 
 Default: ONYX (1 in the bag, every play, early cut-off) and AXE (2 in the bag, 6F .X.). --full adds the
-4-in-the-bag position: 2L P.ND alone, and every bag-emptying play (--max-tiles-left 0), at 4 plies.
+4-in-the-bag position: 2L P.ND alone, and every bag-emptying play (--max-tiles-left 0), at 4 plies. --slow adds
+Macondo's slow pre-endgame benchmark: ?AENORW, 1 in the bag, every play at 4 plies without early cut-off, so that
+every play's tally is complete (several minutes).
 
-Run: .venv/bin/python bench/peg.py [--threads 2] [--full] [--prune on,off] [--endgame-cache on,off]
+Run: .venv/bin/python bench/peg.py [--threads 2] [--full] [--slow] [--prune on,off] [--endgame-cache on,off]
      [--data-dir DIR]
 
 --prune on,off runs each position both ways (the lexicon pruned to the board, the default, and the full one):
@@ -28,12 +30,18 @@ from _shared import shared_lexica
 
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "cases" / "cases.jsonl"
 
+# Macondo's slow pre-endgame benchmark (its preendgame tests; it reports 14M (B)O, 7 of 8)
+AENORW = ("AnORETIC7/7R7/2C1EMEU7/1JANNY1X7/2P12/1SIDELING6/2ZAG7Q2/3MOVED3AA2/6FEAL1IT2/2NEGATES2D3/"
+          "3DOH2KEEFS2/WITH7UN2/I10LO2/LABOUR6B2/Y6POTTOS2 ?AENORW/ 332/384 0 lex NWL20;")
+
+# (case id or CGP, options, which runs it: "" always, "full" with --full, "slow" with --slow)
 RUNS = [
-    ("peg-onyx-nwl20", dict(endgame_plies=3, early_cutoff=True), False),
-    ("peg-onyx-nwl20", dict(endgame_plies=4, early_cutoff=True), False),
-    ("peg-axe-2bag-csw21", dict(endgame_plies=2, only_solve=["6F .X."]), False),
-    ("peg-doc1-pond-nwl20", dict(endgame_plies=4, only_solve=["2L P.ND"]), True),
-    ("peg-doc1-bagempty-nwl20", dict(endgame_plies=4, max_tiles_left=0, early_cutoff=True), True),
+    ("peg-onyx-nwl20", dict(endgame_plies=3, early_cutoff=True), ""),
+    ("peg-onyx-nwl20", dict(endgame_plies=4, early_cutoff=True), ""),
+    ("peg-axe-2bag-csw21", dict(endgame_plies=2, only_solve=["6F .X."]), ""),
+    ("peg-doc1-pond-nwl20", dict(endgame_plies=4, only_solve=["2L P.ND"]), "full"),
+    ("peg-doc1-bagempty-nwl20", dict(endgame_plies=4, max_tiles_left=0, early_cutoff=True), "full"),
+    (AENORW, dict(endgame_plies=4, max_tiles_left=-1), "slow"),
 ]
 
 
@@ -41,6 +49,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--full", action="store_true", help="include the 4-in-the-bag runs (minutes)")
+    ap.add_argument("--slow", action="store_true", help="include ?AENORW over every play (several minutes)")
     ap.add_argument("--prune", default="on", help="on, off or on,off: search in the lexicon pruned to the board")
     ap.add_argument("--endgame-cache", default="on", help="on, off or on,off: the workers' endgame verdict cache")
     ap.add_argument("--data-dir", default=shared_lexica(), help="default: the shared lexica")
@@ -49,19 +58,21 @@ def main() -> None:
     caches = [{"on": True, "off": False}[x] for x in args.endgame_cache.split(",")]
     cases = {json.loads(line)["id"]: json.loads(line) for line in CASES.read_text().splitlines()}
     engine = Engine(Settings.load(args.data_dir))
-    for cid, kw, slow in RUNS:
-        if slow and not args.full:
+    for cid, kw, which in RUNS:
+        if (which == "full" and not args.full) or (which == "slow" and not args.slow):
             continue
+        cgp = cid if " " in cid else cases[cid]["cgp"]
+        name = "aenorw-nwl20" if cid == AENORW else cid
         for prune in prunes:
             for cache in caches:
                 opts = PegOptions(threads=args.threads, prune_lexicon=prune, **kw)
-                job = PegJob(engine, parse_cgp(cases[cid]["cgp"]), opts)
+                job = PegJob(engine, parse_cgp(cgp), opts)
                 for worker in job.workers:
                     worker.use_endgame_cache = cache
                 res = job.run()
                 w = res.winner
                 hits = sum(worker.endgame_hits for worker in job.workers)
-                print(f"{cid:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
+                print(f"{name:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
                       f"cache={'on' if cache else 'off'} winner={w.text if w else None} "
                       f"wins={w.points if w else 0}/{res.total_permutations} endgames={res.endgames} "
                       f"cached={hits} nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)

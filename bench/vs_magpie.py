@@ -28,10 +28,13 @@ word maps.
 With --threads N (N > 1) the endgame rows search with N threads in both engines and compare wall seconds: the
 project's around its solve, MAGPIE's the search time its endgame command reports.
 
-The `selfplay-LEXICON` row (for instance selfplay-PL_DEBIAN, a bundled lexicon) is self-play in another
-lexicon: the project's word graph and leaves are written into MAGPIE's data directory under a name whose prefix
-gives MAGPIE the distribution (vs_magpie_languages.give_magpie), and MAGPIE plays without a word map when its
-data holds none for that lexicon (it builds none for Polish).
+Rows in another lexicon, ROW-LEXICON: `selfplay-LEXICON` (for instance selfplay-FRA20, or selfplay-PL_DEBIAN, a
+bundled lexicon), `genbest-LEXICON` (best move, empty board, AEINRST), `genblanks-LEXICON` (every move, empty
+board, ??AEIRS) and `endgame-LEXICON` (the bag-empty position of self-play seed 2, 6 plies, no heuristics). A
+lexicon missing from MAGPIE's data directory is written there (the project's word graph and leaves) under a name
+whose prefix gives MAGPIE the distribution (vs_magpie_languages.give_magpie). MAGPIE uses a word map when its data
+holds one for that lexicon (`magpie convert dawg2wordmap FRA20 french` makes one) and plays without one otherwise,
+which the row's detail says.
 
 Run: .venv/bin/python bench/vs_magpie.py [--magpie PATH] [--rounds 3] [--games 1000] [--rows selfplay,canik,...]
      [--threads N]
@@ -73,6 +76,12 @@ GEN_ROWS = {
     "genannopy": ("CSW21", ANNOPY, "all", 300),
     "genblanks": ("NWL20", f"{EMPTY} ??AEIRS/ 0/0 0", "all", 40),
 }
+# the rows of another lexicon (ROW-LEXICON, e.g. genbest-FRA20): racks every Latin-alphabet distribution has
+LANG_GEN_ROWS = {
+    "genbest": (f"{EMPTY} AEINRST/ 0/0 0", "best", 20000),
+    "genblanks": (f"{EMPTY} ??AEIRS/ 0/0 0", "all", 40),
+}
+LANG_ENDGAME = (2, 6)     # endgame-LEXICON: the bag-empty self-play position of this seed, at these plies
 
 # The timing harness for MAGPIE's move generator (compiled against a MAGPIE build; see the docstring).
 HARNESS_C = r"""
@@ -100,14 +109,14 @@ static double cpu_now(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) { fprintf(stderr, "usage: harness LEXICON CGP best|all REPS\n"); return 2; }
+  if (argc != 5 && argc != 6) { fprintf(stderr, "usage: harness LEXICON CGP best|all REPS [WMP 1|0]\n"); return 2; }
   ErrorStack *es = error_stack_create();
   ConfigArgs args = {.data_paths = "./data", .settings_filename = NULL, .use_wmp = true};
   Config *config = config_create(&args, es);
   if (!error_stack_is_empty(es)) { error_stack_print_and_reset(es); return 1; }
   char buf[4096];
   run(config, "set -threads 1 -savesettings false -numplays 15");
-  snprintf(buf, sizeof buf, "set -lex %s -wmp true", argv[1]);
+  snprintf(buf, sizeof buf, "set -lex %s -wmp %s", argv[1], argc == 6 && strcmp(argv[5], "0") == 0 ? "false" : "true");
   run(config, buf);
   snprintf(buf, sizeof buf, "cgp %s", argv[2]);
   run(config, buf);
@@ -201,7 +210,8 @@ def main() -> None:
             cases[c["id"]] = c
     rows = args.rows.split(",")
     harness = None
-    if args.magpie and any(r in GEN_ROWS for r in rows):
+    gen_rows = set(GEN_ROWS) | {r for r in rows if r.split("-", 1)[0] in LANG_GEN_ROWS and "-" in r}
+    if args.magpie and any(r in gen_rows for r in rows):
         src = Path(args.magpie_src) if args.magpie_src else Path(args.magpie).resolve().parent.parent
         harness = build_harness(src)
     nwl = reg.get("NWL20")
@@ -219,12 +229,22 @@ def main() -> None:
         base = head + ["autoplay games 1 -lex NWL20 -seed 1"]
         return magpie_cpu(args.magpie, run)[0] - magpie_cpu(args.magpie, base)[0]
 
-    def selfplay_in(name: str):
-        """Self-play in lexicon `name` in both engines (MAGPIE given the project's files)."""
+    def magpie_lexicon(name: str):
+        """The lexicon `name`, its name in MAGPIE's data directory (its files written there when missing), and
+        whether MAGPIE has a word map for it."""
         from vs_magpie_languages import give_magpie, magpie_name
 
         lex = reg.get(name)
         mname = magpie_name(name, lex.ld.name)
+        if not args.magpie:
+            return lex, mname, False
+        src = Path(args.magpie).resolve().parent.parent
+        give_magpie(src, mname, lex, reg._find(name, ".klv2"))
+        return lex, mname, (src / "data" / "lexica" / f"{mname}.wmp").is_file()
+
+    def selfplay_in(name: str):
+        """Self-play in lexicon `name` in both engines (MAGPIE given the project's files)."""
+        lex, mname, has_wmp = magpie_lexicon(name)
 
         def project() -> float:
             w = AutoplayWorker(lex.kwg, lex.klv, lex.kwg, lex.klv, lex.ld, lex.new_board())
@@ -234,9 +254,7 @@ def main() -> None:
             return time.process_time() - t0
 
         def magpie() -> float:
-            src = Path(args.magpie).resolve().parent.parent
-            give_magpie(src, mname, lex, reg._find(name, ".klv2"))
-            wmp = "" if (src / "data" / "lexica" / f"{mname}.wmp").is_file() else " -wmp false"
+            wmp = "" if has_wmp else " -wmp false"
             run = head + [f"autoplay games {args.games} -lex {mname} -seed 1{wmp}"]
             base = head + [f"autoplay games 1 -lex {mname} -seed 1{wmp}"]
             magpie.detail = f"MAGPIE {'without' if wmp else 'with'} a word map"
@@ -244,7 +262,7 @@ def main() -> None:
 
         return project, magpie
 
-    def endgame_row(lex, cgp: str, plies: int, heuristics: bool):
+    def endgame_row(lex, cgp: str, plies: int, heuristics: bool, mname: str = ""):
         game = game_from_position(parse_cgp(cgp, lex.ld), lex)
 
         clock = time.process_time if args.threads == 1 else time.perf_counter
@@ -257,7 +275,7 @@ def main() -> None:
             return clock() - t0
 
         def magpie() -> float:
-            pre = head + [f"set -lex {lex.name} -eplies {plies}", f"cgp {cgp4(cgp)}"]
+            pre = head + [f"set -lex {mname or lex.name} -eplies {plies}", f"cgp {cgp4(cgp)}"]
             if args.threads > 1:
                 # wall time: the search time MAGPIE reports ("Endgame (depth: D, time: T s, ...")
                 _, out = magpie_cpu(args.magpie, pre + ["endgame -ttfraction 0.01"], args.threads)
@@ -269,7 +287,7 @@ def main() -> None:
             cpu, out = magpie_cpu(args.magpie, pre + ["endgame -ttfraction 0.01"])
             if not any(ln.startswith("Endgame (") for ln in out.splitlines()):
                 raise RuntimeError(f"MAGPIE solved no endgame (is {lex.name} in its data directory?): {out[-400:]}")
-            base, _ = magpie_cpu(args.magpie, head + [f"set -lex {lex.name} -eplies 1", f"cgp {cgp4(cgp)}",
+            base, _ = magpie_cpu(args.magpie, head + [f"set -lex {mname or lex.name} -eplies 1", f"cgp {cgp4(cgp)}",
                                                       "endgame -ttfraction 0.01"])
             magpie.detail = " ".join(ln for ln in out.splitlines() if ln.startswith("Endgame ("))
             return cpu - base
@@ -277,9 +295,14 @@ def main() -> None:
         return project, magpie
 
     def gen_row(row: str):
-        lex_name, cgp, mode, reps = GEN_ROWS[row]
+        if row in GEN_ROWS:
+            lex_name, cgp, mode, reps = GEN_ROWS[row]
+            lex, mname, has_wmp = reg.get(lex_name), lex_name, True
+        else:
+            kind, lex_name = row.split("-", 1)
+            cgp, mode, reps = LANG_GEN_ROWS[kind]
+            lex, mname, has_wmp = magpie_lexicon(lex_name)
         reps = max(1, int(reps * args.gen_scale))
-        lex = reg.get(lex_name)
         pos = parse_cgp(cgp + f" lex {lex_name};")
         gen = MoveGen(lex.kwg, lex.ld, lex.klv)
         rack = pos.racks[0]
@@ -295,12 +318,13 @@ def main() -> None:
             return t / reps * 1e6
 
         def magpie() -> float:
-            proc = subprocess.run([str(harness), lex_name, cgp, mode, str(reps)], capture_output=True, text=True,
+            proc = subprocess.run([str(harness), mname, cgp, mode, str(reps), "1" if has_wmp else "0"],
+                                  capture_output=True, text=True,
                                   cwd=str(Path(args.magpie).resolve().parent.parent), timeout=3600)
             if proc.returncode != 0 or "cpu_s=" not in proc.stdout:
                 raise RuntimeError(f"MAGPIE harness failed on {row}: {(proc.stdout + proc.stderr)[-400:]}")
             fields = dict(f.split("=") for f in proc.stdout.split())
-            magpie.detail = f"{fields['moves']} moves"
+            magpie.detail = f"{fields['moves']} moves" + ("" if has_wmp else ", MAGPIE without a word map")
             return float(fields["cpu_s"]) / reps * 1e6
 
         return project, magpie
@@ -325,9 +349,15 @@ def main() -> None:
             cgp = write_cgp(position_from_game(g, {"lex": "NWL20"}))
             work[row] = endgame_row(nwl, cgp, 8, False)
             endgame_rows.add(row)
-    for row in GEN_ROWS:
-        if row in rows:
+    for row in rows:
+        if row in gen_rows:
             work[row] = gen_row(row)
+        elif row.startswith("endgame-"):
+            lex, mname, _ = magpie_lexicon(row.split("-", 1)[1])
+            seed, plies = LANG_ENDGAME
+            cgp = write_cgp(position_from_game(bag_empty_position(lex, seed), {"lex": lex.name}))
+            work[row] = endgame_row(lex, cgp, plies, False, mname)
+            endgame_rows.add(row)
     for row, (project, magpie) in work.items():
         ours, theirs = [], []
         for _ in range(args.rounds):
@@ -335,7 +365,7 @@ def main() -> None:
             if args.magpie:
                 theirs.append(magpie())
         mo = statistics.median(ours)
-        unit = "us" if row in GEN_ROWS else "s"
+        unit = "us" if row in gen_rows else "s"
         kind = "wall" if args.threads > 1 and row in endgame_rows else "cpu"
         line = f"{row:10s} project_{kind}_{unit}={mo:8.3f}"
         if row.startswith("selfplay"):
