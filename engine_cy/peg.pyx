@@ -146,7 +146,7 @@ cdef uint64_t ENDGAME_SALT = 0xD6E8FEB86659FD93ULL
 
 cdef enum:
     RISK_CACHE = 16384         # at_risk answers kept per worker (direct-mapped)
-    ENDGAME_CACHE = 262144     # endgame verdicts kept per worker (direct-mapped; 2 MB)
+    ENDGAME_CACHE = 262144     # endgame verdicts kept (direct-mapped; 2 MB), shared by a job's threads
     MAX_MOVES_CHOICE = 4096    # tied plays an opponent's choice can hold (more are not examined)
     CHOICE_CACHE = 1024        # the opponent's choices kept per worker (direct-mapped)
     CHOICE_MAX = 16            # tied plays kept per choice (a choice with more is not cached)
@@ -228,6 +228,8 @@ cdef class PegWorker:
     cdef bint eg_cache_on         # within solve_draw (explanations search every endgame for its line)
     cdef public bint use_endgame_cache
     cdef public long long endgame_hits
+    cdef PegWorker cache_owner    # the worker whose endgame cache this one uses (None: its own)
+    cdef bint own_cache           # eg_cache is this worker's to free
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -275,6 +277,7 @@ cdef class PegWorker:
         self.eg_cache = <uint64_t*> calloc(ENDGAME_CACHE, sizeof(uint64_t))
         if self.eg_cache == NULL:
             raise MemoryError()
+        self.own_cache = True
         self.eg_cache_on = False
         self.use_endgame_cache = True
         self.endgame_hits = 0
@@ -291,7 +294,8 @@ cdef class PegWorker:
             free(self.ncache)
         free(self.ccache)
         free(self.risk_cache)
-        free(self.eg_cache)
+        if self.own_cache:
+            free(self.eg_cache)
 
     cdef void _free_trace(self) noexcept nogil:
         free(self.trace_seqs)
@@ -301,6 +305,21 @@ cdef class PegWorker:
         self.trace_weights = NULL
         self.trace_verdict = NULL
         self.trace_have = False
+
+    def share_endgame_cache(self, PegWorker owner not None):
+        """Use `owner`'s endgame verdict cache from now on (the workers of one job, on threads: an endgame one
+        of them solved, the others find, whichever draw or play reaches it). An entry is one aligned 64-bit
+        word holding its key, so a read racing a write sees the old entry or the new one, and either is a
+        verdict of the position its key names. Its own cache is dropped; `owner` is kept alive."""
+        if owner is self or self.cache_owner is owner:
+            return
+        if owner.cache_owner is not None:
+            owner = owner.cache_owner
+        if self.own_cache:
+            free(self.eg_cache)
+        self.own_cache = False
+        self.eg_cache = owner.eg_cache
+        self.cache_owner = owner
 
     def request_stop(self):
         self.own_stop = 1

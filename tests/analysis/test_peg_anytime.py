@@ -277,6 +277,29 @@ def test_endgame_cache_changes_no_verdict(engine, model):
 
 
 @needs_cases
+def test_threads_share_the_endgame_cache(engine):
+    # a job's workers share one endgame cache: a draw one of them solved, another answers from it with the
+    # same verdict; a worker of another job does not see it; two threads give the verdicts of one thread
+    # without the cache
+    kw = dict(endgame_plies=2, only_solve=["6F .X."], quick_pass=False)
+    job = PegJob(engine, parse_cgp(CASES["peg-axe-2bag-csw21"]["cgp"]), PegOptions(threads=2, **kw))
+    other = PegJob(engine, parse_cgp(CASES["peg-axe-2bag-csw21"]["cgp"]), PegOptions(threads=1, **kw))
+    (play,) = job.plays
+    move = job.move_tuple(play)
+    a, b, c = job.workers[0], job.workers[1], other.workers[0]
+    for g in play.groups[:8]:
+        first = a.solve_draw(move, g.seq, job.opp_counts(g.seq))
+        hits, fresh = b.endgame_hits, c.endgame_hits
+        assert b.solve_draw(move, g.seq, job.opp_counts(g.seq)) == first
+        assert c.solve_draw(move, g.seq, job.opp_counts(g.seq)) == first
+        assert b.endgame_hits > hits
+    assert c.endgame_hits < b.endgame_hits
+    plain, _, _ = _cache_verdicts(engine, "peg-axe-2bag-csw21", False, threads=1, **kw)
+    shared, hits, _ = _cache_verdicts(engine, "peg-axe-2bag-csw21", True, threads=2, **kw)
+    assert shared == plain and hits > 0
+
+
+@needs_cases
 def test_solver_model_skips_the_opponents_solve_only_when_every_reply_wins(engine):
     # judging every reply first, and not solving the opponent's pre-endgame when we win against all of them,
     # gives the same verdict on every draw as always solving it (AXE: 2 in the bag, the opponent to move with

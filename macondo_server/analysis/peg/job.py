@@ -158,6 +158,7 @@ class PegJob:
                         for _ in range(opts.threads if cluster is None else 1)]
         for w in self.workers:
             w.skip_deep_pass = opts.skip_deep_pass
+            w.share_endgame_cache(self.workers[0])
         self._configure(quick=False)   # the full solve's settings (an eventuality uses them as they are)
         self._stop = threading.Event()
         self._lock = threading.Lock()
