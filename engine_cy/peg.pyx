@@ -311,10 +311,10 @@ cdef class PegWorker:
         of them solved, the others find, whichever draw or play reaches it). An entry is one aligned 64-bit
         word holding its key, so a read racing a write sees the old entry or the new one, and either is a
         verdict of the position its key names. Its own cache is dropped; `owner` is kept alive."""
-        if owner is self or self.cache_owner is owner:
-            return
         if owner.cache_owner is not None:
             owner = owner.cache_owner
+        if owner is self or self.cache_owner is owner:
+            return
         if self.own_cache:
             free(self.eg_cache)
         self.own_cache = False
