@@ -31,11 +31,10 @@ project's around its solve, MAGPIE's the search time its endgame command reports
 Rows in another lexicon, ROW-LEXICON: `selfplay-LEXICON` (for instance selfplay-FRA20, or selfplay-PL_DEBIAN, a
 bundled lexicon), `genbest-LEXICON` (best move, empty board, AEINRST), `genblanks-LEXICON` (every move, empty
 board, ??AEIRS) and `endgame-LEXICON` (the bag-empty positions of self-play seeds 2 to 6, 6 plies, no heuristics,
-the times summed). A
-lexicon missing from MAGPIE's data directory is written there (the project's word graph and leaves) under a name
-whose prefix gives MAGPIE the distribution (vs_magpie_languages.give_magpie). MAGPIE uses a word map when its data
-holds one for that lexicon (`magpie convert dawg2wordmap FRA20 french` makes one) and plays without one otherwise,
-which the row's detail says.
+the times summed). A lexicon missing from MAGPIE's data directory is written there (the project's word graph and
+leaves) under a name whose prefix gives MAGPIE the distribution (vs_magpie_languages.give_magpie). MAGPIE uses a
+word map when its data holds one for that lexicon (`magpie convert dawg2wordmap FRA20 french` makes one) and plays
+without one otherwise, which the row's detail says.
 
 Run: .venv/bin/python bench/vs_magpie.py [--magpie PATH] [--rounds 3] [--games 1000] [--rows selfplay,canik,...]
      [--threads N]
