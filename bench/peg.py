@@ -30,18 +30,21 @@ from _shared import shared_lexica
 
 CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "cases" / "cases.jsonl"
 
-# Macondo's slow pre-endgame benchmark (its preendgame tests; it reports 14M (B)O, 7 of 8)
-AENORW = ("AnORETIC7/7R7/2C1EMEU7/1JANNY1X7/2P12/1SIDELING6/2ZAG7Q2/3MOVED3AA2/6FEAL1IT2/2NEGATES2D3/"
-          "3DOH2KEEFS2/WITH7UN2/I10LO2/LABOUR6B2/Y6POTTOS2 ?AENORW/ 332/384 0 lex NWL20;")
+# positions besides the shared cases: Macondo's slow pre-endgame benchmark (its preendgame tests; it reports
+# 14M (B)O, 7 of 8)
+EXTRA_CGPS = {
+    "aenorw-nwl20": "AnORETIC7/7R7/2C1EMEU7/1JANNY1X7/2P12/1SIDELING6/2ZAG7Q2/3MOVED3AA2/6FEAL1IT2/2NEGATES2D3/"
+                    "3DOH2KEEFS2/WITH7UN2/I10LO2/LABOUR6B2/Y6POTTOS2 ?AENORW/ 332/384 0 lex NWL20;",
+}
 
-# (case id or CGP, options, which runs it: "" always, "full" with --full, "slow" with --slow)
+# (position id, options, which runs it: "" always, "full" with --full, "slow" with --slow)
 RUNS = [
     ("peg-onyx-nwl20", dict(endgame_plies=3, early_cutoff=True), ""),
     ("peg-onyx-nwl20", dict(endgame_plies=4, early_cutoff=True), ""),
     ("peg-axe-2bag-csw21", dict(endgame_plies=2, only_solve=["6F .X."]), ""),
     ("peg-doc1-pond-nwl20", dict(endgame_plies=4, only_solve=["2L P.ND"]), "full"),
     ("peg-doc1-bagempty-nwl20", dict(endgame_plies=4, max_tiles_left=0, early_cutoff=True), "full"),
-    (AENORW, dict(endgame_plies=4, max_tiles_left=-1), "slow"),
+    ("aenorw-nwl20", dict(endgame_plies=4, max_tiles_left=-1), "slow"),
 ]
 
 
@@ -61,8 +64,7 @@ def main() -> None:
     for cid, kw, which in RUNS:
         if (which == "full" and not args.full) or (which == "slow" and not args.slow):
             continue
-        cgp = cid if " " in cid else cases[cid]["cgp"]
-        name = "aenorw-nwl20" if cid == AENORW else cid
+        cgp = EXTRA_CGPS[cid] if cid in EXTRA_CGPS else cases[cid]["cgp"]
         for prune in prunes:
             for cache in caches:
                 opts = PegOptions(threads=args.threads, prune_lexicon=prune, **kw)
@@ -72,7 +74,7 @@ def main() -> None:
                 res = job.run()
                 w = res.winner
                 hits = sum(worker.endgame_hits for worker in job.workers)
-                print(f"{name:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
+                print(f"{cid:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
                       f"cache={'on' if cache else 'off'} winner={w.text if w else None} "
                       f"wins={w.points if w else 0}/{res.total_permutations} endgames={res.endgames} "
                       f"cached={hits} nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)

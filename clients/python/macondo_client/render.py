@@ -507,24 +507,24 @@ def _quick_label(snap: pb.PreEndgameProgress) -> str:
     return label + ")"
 
 
-def _quick2_complete(p: pb.PEGPlayInfo) -> bool:
-    """The quick pass's second level has judged every draw of the play."""
-    return bool(p.draws_total) and p.quick2_draws_done == p.draws_total
+def _all_judged(p: pb.PEGPlayInfo, judged: int) -> bool:
+    """`judged` (a quick level's draws done for the play) covers every draw of the play."""
+    return bool(p.draws_total) and judged == p.draws_total
 
 
 def _quick_cell(p: pb.PEGPlayInfo, tot: int) -> str:
     """A play's quick column: the win % at the deepest quick level complete ("+": the second level), else the
     draw groups judged so far."""
-    if tot and _quick2_complete(p):
+    if tot and _all_judged(p, p.quick2_draws_done):
         return f"{100 * p.quick2_wins / tot:.1f}%+"
-    if tot and p.draws_total and p.quick_draws_done == p.draws_total:
+    if tot and _all_judged(p, p.quick_draws_done):
         return f"{100 * p.quick_wins / tot:.1f}%"
     return f"{p.quick_draws_done}/{p.draws_total}" if p.quick_draws_done else ""
 
 
 def _quick_wins(p: pb.PEGPlayInfo) -> float:
     """Its points at the deepest quick level complete."""
-    return p.quick2_wins if _quick2_complete(p) else p.quick_wins
+    return p.quick2_wins if _all_judged(p, p.quick2_draws_done) else p.quick_wins
 
 
 def _ties(snap: pb.PreEndgameProgress) -> str:
