@@ -355,13 +355,10 @@ def endgame_to_pb(res: EndgameResult | None, pos: Position, job_id: str, final: 
 def _outcome_counts(p: PegPlay) -> list[pb.PEGOutcomeCount]:
     """Draw groups and their weight per verdict, plus those not solved yet ("pending")."""
     names = ("win", "draw", "loss", "unresolved", "pending")
-    draws = dict.fromkeys(names, 0)
-    weight = dict.fromkeys(names, 0)
-    for g in p.groups:
-        name = "pending" if g.outcome is None else OUTCOME_NAMES[g.outcome]
-        draws[name] += 1
-        weight[name] += g.weight
-    return [pb.PEGOutcomeCount(result=n, draws=draws[n], weight=weight[n]) for n in names]
+    draws = {OUTCOME_NAMES[o]: n for o, n in p.outcome_groups.items()}
+    draws["pending"] = p.groups_total - p.groups_done
+    weight = {"win": p.wins, "draw": p.draws, "loss": p.losses, "unresolved": p.unresolved, "pending": p.pending}
+    return [pb.PEGOutcomeCount(result=n, draws=draws.get(n, 0), weight=weight[n]) for n in names]
 
 
 def peg_to_pb(res: PegResult, pos: Position, job_id: str, stopped: bool,

@@ -7,19 +7,20 @@ import json
 import math
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pytest
 
 from engine_cy.alphabet import LetterDistribution
-from macondo_server.analysis.peg.draws import draw_label, group_key, ordered_draws
+from macondo_server.analysis.peg.draws import LazyGroups, draw_groups, draw_label, group_key, ordered_draws
 from macondo_server.analysis.peg.explain import eventuality, parse_order
 from macondo_server.analysis.peg.job import PegJob
 from macondo_server.analysis.peg.options import PegOptions
 from macondo_server.model.cgp import parse_cgp
 from macondo_server.model.text import FormatError
 
-from conftest import load_cases, needs_cases
+from conftest import load_cases, needs_cases, needs_nwl20
 
 CASES = {c["id"]: c for c in load_cases("peg")}
 LD = LetterDistribution.english()
@@ -58,6 +59,64 @@ def test_labels_group_equivalent_draws():
     for seq, w in ordered_draws(counts, 4):
         four[draw_label(LD, seq, 4)] += w
     assert four["[IIIT]"] == 24 and four["[AIII]"] == 48 and four["[AIIT]"] == 144
+
+
+@pytest.mark.parametrize("pool,k", [("AAEGIIIRSTU", 4), ("EEIOOSTXY", 2), ("AABBCDEEFGH", 5)])
+def test_draw_groups_match_grouping_by_key(pool, k):
+    tiles = LD.parse_rack(pool)
+    counts = [0] * LD.size
+    for t in tiles:
+        counts[t] += 1
+    draws = ordered_draws(counts, k)
+    for played in range(0, 9):
+        # brute force: group every draw by its key, the first draw of each group standing for it
+        first: dict = {}
+        weight: Counter = Counter()
+        for seq, w in draws:
+            key = group_key(seq, played)
+            first.setdefault(key, seq)
+            weight[key] += w
+        template = draw_groups(draws, played)
+        assert template.seqs == list(first.values())
+        assert template.weights == [weight[key] for key in first]
+        assert template.total == math.perm(len(tiles), k)
+        assert template.weight_squares == sum(w * w for w in weight.values())
+        groups = LazyGroups(template, LD)
+        assert len(groups) == len(first) and groups.made is None
+        assert [g.label for g in groups] == [draw_label(LD, seq, played) for seq in first.values()]
+        assert groups.made is not None and groups[0] is groups.made[0]
+
+
+def test_setup_stops_when_asked():
+    counts = [0] * LD.size
+    for t in LD.parse_rack("ABCDEFGHIJKLM"):
+        counts[t] += 1
+    assert ordered_draws(counts, 6, lambda: True) is None
+    draws = ordered_draws(counts, 6)
+    assert len(draws) == math.perm(13, 6)
+    assert draw_groups(draws, 3, lambda: True) is None
+
+
+@needs_nwl20
+@pytest.mark.parametrize("max_time", [1.0, 3.0])
+def test_time_limit_holds_with_six_in_the_bag(engine, max_time):
+    # every play over 6 tiles in the bag: about 260,000 ordered draws and 65 million draw groups in all,
+    # far more than the limit allows; the solve ends on time all the same, setup and final snapshot included
+    pos = parse_cgp("STOLONIC7/7O1Q5/3U2WAVIEST2/3P3G7/3G3E2HEY2/3R2UNPAIRED1/3O1B1T7/RAGWORMS7/1C1N1A9/"
+                    "1IF1EX9/1DE1BY9/1uM1O10/1RE1NA9/OI3Z1ENDUrES1/FA2JOULE6 AAEIRTT/ 381/415 0 lex NWL20;")
+    engine.lexicon_for(pos, None)   # (loading the lexicon is not part of the limit)
+    t0 = time.monotonic()
+    job = PegJob(engine, pos, PegOptions(threads=2, max_time=max_time, early_cutoff=True, max_tiles_left=-1))
+    res = job.run()
+    took = time.monotonic() - t0
+    assert took < max_time + 0.5, took
+    assert res.stop_reason == "time limit" and not res.finished
+    assert res.total_permutations == math.perm(13, 6)   # (ordered draws of the 13 unseen tiles)
+    assert res.plays and res.leader is None and res.no_leader_reason
+    # what is counted adds up: every play's draws are solved or pending
+    for p in res.plays:
+        assert p.wins + p.draws + p.losses + p.unresolved + p.pending == res.total_permutations
+        assert sum(p.outcome_groups.values()) == p.groups_done <= p.groups_total
 
 
 @needs_cases

@@ -3,12 +3,14 @@ only when the completed solve agrees (the best play when finished, or proven by 
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from macondo_client.render import peg_json, peg_leader_line, peg_table
 
 from macondo_server.analysis.peg.explain import eventuality
 from macondo_server.analysis.peg.job import PegJob
-from macondo_server.analysis.peg.options import PegOptions
+from macondo_server.analysis.peg.options import DRAW, LOSS, WIN, PegOptions
 from macondo_server.analysis.peg.result import PegResult
 from macondo_server.api.convert import peg_to_pb
 from macondo_server.model.cgp import parse_cgp
@@ -163,6 +165,62 @@ def test_second_quick_level_takes_the_plays_the_first_cannot_separate(engine, tm
     snaps, _ = _run_recording(engine, "peg-doc1-pond-nwl20", threads=2, only_solve=DEFNNPT_PLAYS, max_time=4)
     phases = [s.phase for s in snaps]
     assert phases.index("quick") < phases.index("quick2") < phases.index("full")
+
+
+def _walked_estimates(plays) -> tuple[dict, int]:
+    """The plays' estimates by a walk over every draw group (the reference for the running sums)."""
+    value = {WIN: 1.0, DRAW: 0.5, LOSS: 0.0}
+
+    def key(g):
+        return (2, g.quick2) if g.quick2 is not None else (1, g.quick) if g.quick is not None else (0, None)
+
+    num: dict = {}
+    den: dict = {}
+    groups = [g for p in plays for g in p.groups]
+    judged = [g for g in groups if g.outcome in value]
+    for g in judged:
+        num[key(g)] = num.get(key(g), 0.0) + value[g.outcome] * g.weight
+        den[key(g)] = den.get(key(g), 0.0) + g.weight
+    prior_w = 2 * sum(g.weight for g in groups) / len(groups)
+    base = (sum(num.values()) + 0.5 * prior_w) / (sum(den.values()) + prior_w)
+    out = {}
+    for p in plays:
+        pts = var = 0.0
+        for g in p.groups:
+            if g.outcome in value:
+                pts += g.weight * value[g.outcome]
+                continue
+            k = key(g)
+            prior = base if k[1] not in value else (value[k[1]] + 0.5) / 2
+            r = (num.get(k, 0.0) + prior * prior_w) / (den.get(k, 0.0) + prior_w)
+            pts += g.weight * r
+            var += g.weight ** 2 * r * (1 - r)
+        out[p.text] = (pts, var ** 0.5)
+    return out, len(judged)
+
+
+@needs_cases
+def test_running_sums_match_a_walk_over_every_draw_group(engine):
+    # stopped in the full solve: full verdicts on some draws, the quick pass's two levels on others
+    job = PegJob(engine, parse_cgp(CASES["peg-doc1-pond-nwl20"]["cgp"]),
+                 PegOptions(threads=2, only_solve=DEFNNPT_PLAYS))
+
+    def progress(s: PegResult) -> None:
+        if s.done_jobs >= 40:
+            job.stop()
+
+    res = job.run(progress, interval=0.0)
+    assert res.done_jobs >= 40 and res.quick2_done_jobs > 0 and not res.finished
+    walked, judged = _walked_estimates(res.plays)
+    assert res.calibrated_on == judged
+    for p in res.plays:
+        assert p.est == pytest.approx(walked[p.text][0], rel=1e-9)
+        assert p.est_sd == pytest.approx(walked[p.text][1], rel=1e-9)
+        by_outcome = Counter(g.outcome for g in p.groups if g.outcome is not None)
+        assert dict(p.outcome_groups) == {o: n for o, n in by_outcome.items()} | {
+            o: 0 for o in p.outcome_groups if o not in by_outcome}
+        assert p.capped_groups == sum(g.capped for g in p.groups)
+        assert p.judged == sum(g.outcome in (WIN, DRAW, LOSS) for g in p.groups)
 
 
 @needs_cases

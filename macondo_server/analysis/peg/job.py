@@ -6,16 +6,15 @@ eventuality explanation: explain.py; what a cluster worker runs: task.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
 from engine_cy.prune import pruned_game
-from macondo_server.analysis.peg.draws import DrawGroup, draw_groups, ordered_draws
+from macondo_server.analysis.peg.draws import DrawGroup, GroupTemplate, LazyGroups, draw_groups, ordered_draws
 from macondo_server.analysis.peg.options import (
     CAPPED,
     DRAW,
@@ -108,7 +107,13 @@ class PegJob:
         self.unseen = unseen
         self.pool = pool
         self.known = known
-        self.draws = ordered_draws(pool, k)
+        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+
+        def stopping() -> bool:
+            return (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline)
+
+        # (with 6 in the bag there can be a million ordered draws: a stop or the time limit ends the setup)
+        self.draws = ordered_draws(pool, k, stopping) or []
         self.total = sum(w for _, w in self.draws)
         bb = int(pos.ops.get("bb", "50"))
         self.bingo_bonus = bb
@@ -130,11 +135,16 @@ class PegJob:
                 self.scope_note = (f"{self.out_of_scope} plays that leave {m + 1} to {k} tiles in the bag are "
                                    f"not solved (--max-tiles-left {m}); --max-tiles-left {k} or -1 solves them too")
         self.plays: list[PegPlay] = []
-        # the draw groups depend only on how many tiles a play draws: worked out once per count, then copied
-        templates: dict[int, list[tuple[str, tuple[int, ...], int]]] = {}
-        deadline = self.t0 + opts.max_time if opts.max_time > 0 else None
+        # the draw groups depend only on how many tiles a play draws: worked out once per count and shared
+        templates: dict[int, GroupTemplate] = {}
         for i, c in enumerate(cands):
-            if (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline):
+            t = c.tiles_played if c.move.kind == "place" else 0
+            template = None if stopping() else templates.get(min(t, k))
+            if template is None and self.draws and not stopping():
+                template = draw_groups(self.draws, t, stopping)
+                if template is not None:
+                    templates[min(t, k)] = template
+            if template is None:
                 # stopped or out of time during the setup: the plays listed so far (the best by static equity
                 # first), none solved
                 left = len(cands) - i
@@ -143,10 +153,7 @@ class PegJob:
                     "(a longer time limit takes them in)") if deadline is not None and not
                     (stop is not None and stop.is_set()) else "") if x)
                 break
-            t = c.tiles_played if c.move.kind == "place" else 0
-            if min(t, k) not in templates:
-                templates[min(t, k)] = draw_groups(ld, self.draws, t)
-            self.plays.append(make_play(c.move, c.score, t, k, templates[min(t, k)], ld, pos.board))
+            self.plays.append(make_play(c.move, c.score, t, k, template, ld, pos.board))
         game = game_from_position(pos, lex)
         game.solver_mode()
         if opts.prune_lexicon:
@@ -426,10 +433,9 @@ class PegJob:
         cannot separate the plays (_quick2_pass)."""
         self.phase = "quick"
         self._configure(quick=True)
-        items = [(pi, gi) for pi, p in enumerate(self.plays) for gi in range(len(p.groups))
-                 if p.groups[gi].quick is None]   # (a resumed solve: those not recorded yet)
-        items.reverse()   # popped from the end: plays in static-equity order
-        self._quick_items(1, self._popper(items), items.__len__, progress, interval, deadline)
+        # plays in static-equity order; a resumed solve: the draws not recorded yet
+        next_item, remaining = self._items(range(len(self.plays)), lambda g: g.quick is not None)
+        self._quick_items(1, next_item, remaining, progress, interval, deadline)
         if not self._stop.is_set():
             self._quick2_pass(progress, interval, deadline)
 
@@ -458,14 +464,42 @@ class PegJob:
             left = left[len(batch):]
             with self._lock:
                 self.quick2_jobs += sum(len(self.plays[pi].groups) for pi in batch)
-            items = [(pi, gi) for pi in batch for gi in range(len(self.plays[pi].groups))
-                     if self.plays[pi].groups[gi].quick2 is None]   # (a resumed solve: those not recorded yet)
-            items.reverse()
-            self._quick_items(2, self._popper(items), items.__len__, progress, interval, deadline)
+            next_item, remaining = self._items(batch, lambda g: g.quick2 is not None)
+            self._quick_items(2, next_item, remaining, progress, interval, deadline)
             if self._stop.is_set():
                 return
             round_best = max(self.plays[pi].quick2_points for pi in batch)
             best2 = round_best if best2 is None else max(best2, round_best)
+
+    def _items(self, plays: Sequence[int], done: Callable[[DrawGroup], bool]
+               ) -> tuple[Callable[[], tuple[int, int] | None], Callable[[], int]]:
+        """The items (play, draw group) of `plays`, in order, but those `done` says are judged already (a
+        resumed solve): the next one (under the lock; None once they are all taken), and how many are left.
+        A play's draw groups are made when its first item is solved, not before."""
+        def made(pi: int) -> Sequence[DrawGroup] | None:
+            groups = self.plays[pi].groups
+            return groups.made if isinstance(groups, LazyGroups) else groups
+
+        left = [sum(len(self.plays[pi].groups) if made(pi) is None else
+                    sum(not done(g) for g in self.plays[pi].groups) for pi in plays)]
+        at = [0, 0]   # the index in `plays`, the draw group
+
+        def next_item() -> tuple[int, int] | None:
+            with self._lock:
+                while at[0] < len(plays):
+                    pi, gi = plays[at[0]], at[1]
+                    if gi >= len(self.plays[pi].groups):
+                        at[0], at[1] = at[0] + 1, 0
+                        continue
+                    at[1] += 1
+                    groups = made(pi)
+                    if groups is not None and done(groups[gi]):
+                        continue
+                    left[0] -= 1
+                    return pi, gi
+                return None
+
+        return next_item, lambda: left[0]
 
     def _popper(self, items: list[tuple[int, int]]) -> Callable[[], tuple[int, int] | None]:
         """The next item of `items` (popped from the end under the lock), None once they are all taken."""
@@ -529,7 +563,8 @@ class PegJob:
                          key=lambda gi: (-rank.get(quick_key(p.groups[gi])[1], 1), -p.groups[gi].weight, gi))
             return key[::-1]
 
-        pending = [order(p) for p in self.plays]
+        # each play's draws in the order they are taken, worked out when the play is first taken (None before)
+        pending: list[list[int] | None] = [None] * len(self.plays)
         refreshed = [-1.0]
         # draws that cost other plays a loss or a draw at full depth, by the bag's tiles (a multiset): a bag that
         # sinks one play (we draw a bad rack, the opponent a good one) tends to sink others, so those draws are
@@ -546,6 +581,8 @@ class PegJob:
         def next_draw(pi: int) -> int:
             """The play's next draw: the one whose bag sank the most other plays, else the static order."""
             todo = pending[pi]
+            if todo is None:
+                todo = pending[pi] = order(self.plays[pi])
             groups = self.plays[pi].groups
             if sank:
                 best, best_n = -1, 0
@@ -577,7 +614,9 @@ class PegJob:
                 best_lower = max((self._lower2(p) for p in self.plays), default=0)
                 choice, choice_key = -1, (False, -1.0, -1, -1.0, False)
                 for pi, p in enumerate(self.plays):
-                    if p.cut_off or not pending[pi]:
+                    todo = pending[pi]
+                    # (a play not taken yet has its unsolved draws to take)
+                    if p.cut_off or (not todo if todo is not None else p.pending == 0):
                         continue
                     upper = self._upper2(p)
                     if opts.early_cutoff and upper < best_lower:
@@ -622,7 +661,8 @@ class PegJob:
 
             def remaining() -> int:
                 with self._lock:
-                    return sum(len(x) for pi, x in enumerate(pending) if not self.plays[pi].cut_off)
+                    return sum(len(x) if x is not None else p.groups_total - p.groups_done
+                               for x, p in zip(pending, self.plays, strict=True) if not p.cut_off)
 
             self._cluster_pass(False, take, on_item, remaining, progress, interval, deadline)
         else:
@@ -708,7 +748,7 @@ class PegJob:
             self.calibrated_on = estimate_plays(self.plays)
             # finished: every draw of every play not cut off has a verdict (complete: and none is unresolved)
             finished = all(p.pending == 0 for p in self.plays if not p.cut_off) and self.phase in ("full", "done")
-            plays = [dataclasses.replace(p) for p in (self._ranked() if finished else self._ranked_by_knowledge())]
+            plays = [p.copy() for p in (self._ranked() if finished else self._ranked_by_knowledge())]
             complete = finished and all(p.unresolved == 0 for p in plays)
             done_jobs = self.done_jobs
             quick_done = self.quick_jobs_done
@@ -777,7 +817,7 @@ class PegJob:
 
     def nesting_note(self, plays: list[PegPlay]) -> str:
         """What the nesting cap did, in one line ("" when it took part in no verdict)."""
-        groups = sum(1 for p in plays for g in p.groups if g.capped)
+        groups = sum(p.capped_groups for p in plays)
         if not groups:
             return ""
         weight = sum(p.capped_weight for p in plays)

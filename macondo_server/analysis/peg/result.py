@@ -4,11 +4,13 @@ message, which the client's renderers (macondo_client.render) draw as text and J
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.board import Board
-from macondo_server.analysis.peg.draws import DrawGroup
+from macondo_server.analysis.peg.draws import DrawGroup, GroupTemplate, LazyGroups
 from macondo_server.analysis.peg.options import (
     CAPPED,
     DRAW,
@@ -32,7 +34,7 @@ class PegPlay:
     score: int
     tiles_played: int
     empties_bag: bool
-    groups: list[DrawGroup]
+    groups: Sequence[DrawGroup]   # a LazyGroups, or a list (tests)
     wins: int = 0
     draws: int = 0
     losses: int = 0
@@ -51,11 +53,58 @@ class PegPlay:
     capped_points: float = 0.0  # wins + draws / 2 among them
     est: float = 0.0          # points by the best knowledge (set by estimate_plays)
     est_sd: float = 0.0       # its standard deviation (the draws without a full verdict)
+    # kept as verdicts arrive, so that a snapshot costs O(plays), not O(draw groups) (see _tally):
+    total_weight: int = 0     # the weight of every draw group
+    judged: int = 0           # draw groups with a full verdict that is a win, draw or loss
+    capped_groups: int = 0    # draw groups whose full verdict a continuation past the nesting cap took part in
+    outcome_groups: dict[int, int] = field(default_factory=dict)   # draw groups by full verdict
+    # by quick knowledge (quick_key): the weight and the squared weights of the draw groups without a win, draw
+    # or loss verdict; and among those with one, their weight and twice their points
+    open_weight: dict[tuple[int, int | None], int] = field(default_factory=dict)
+    open_squares: dict[tuple[int, int | None], int] = field(default_factory=dict)
+    judged_weight: dict[tuple[int, int | None], int] = field(default_factory=dict)
+    judged_points2: dict[tuple[int, int | None], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.pending < 0:
-            self.pending = sum(g.weight for g in self.groups if g.outcome is None)
-            self.groups_done = sum(g.outcome is not None for g in self.groups)
+        if self.pending >= 0:
+            return   # a copy (a snapshot): the tallies come with it
+        made = self.groups.made if isinstance(self.groups, LazyGroups) else self.groups
+        if made is None:
+            # not made yet: every draw group is open and has no verdict
+            t = self.groups.template if isinstance(self.groups, LazyGroups) else None
+            assert t is not None
+            self.pending = self.total_weight = t.total
+            self.open_weight[(0, None)] = t.total
+            self.open_squares[(0, None)] = t.weight_squares
+            return
+        self.pending = 0
+        for g in made:
+            self.total_weight += g.weight
+            if g.outcome is None:
+                self.pending += g.weight
+            else:
+                self.groups_done += 1
+                self.outcome_groups[g.outcome] = self.outcome_groups.get(g.outcome, 0) + 1
+            self._tally(g, 1)
+
+    def copy(self) -> PegPlay:
+        """A copy for a snapshot: its tallies do not change as the solve goes on (the draw groups are shared)."""
+        return dataclasses.replace(self, outcome_groups=dict(self.outcome_groups),
+                                   open_weight=dict(self.open_weight), open_squares=dict(self.open_squares),
+                                   judged_weight=dict(self.judged_weight), judged_points2=dict(self.judged_points2))
+
+    def _tally(self, g: DrawGroup, sign: int) -> None:
+        """Add (sign 1) or take away (-1) a draw group's share of the sums by quick knowledge."""
+        key = quick_key(g)
+        v2 = _points2(g.outcome)
+        w = g.weight
+        if v2 is None:
+            self.open_weight[key] = self.open_weight.get(key, 0) + sign * w
+            self.open_squares[key] = self.open_squares.get(key, 0) + sign * w * w
+        else:
+            self.judged += sign
+            self.judged_weight[key] = self.judged_weight.get(key, 0) + sign * w
+            self.judged_points2[key] = self.judged_points2.get(key, 0) + sign * v2 * w
 
     @property
     def points(self) -> float:
@@ -135,6 +184,7 @@ class PegPlay:
         level replaces the verdict before."""
         old = g.quick if level == 1 else g.quick2
         delta = g.weight * ((_points(outcome) or 0.0) - (_points(old) or 0.0))
+        self._tally(g, -1)
         if level == 1:
             g.quick = outcome
             self.quick_done += old is None
@@ -143,6 +193,7 @@ class PegPlay:
             g.quick2 = outcome
             self.quick2_done += old is None
             self.quick2_points += delta
+        self._tally(g, 1)
 
     @property
     def found_losses2(self) -> int:
@@ -157,12 +208,18 @@ class PegPlay:
         """A full-depth verdict (an outcome, with the CAPPED flag when the nesting cap took part in it)."""
         capped = bool(outcome & CAPPED)
         outcome &= OUTCOME_MASK
+        self._tally(g, -1)
         if g.outcome is None:
             self.pending -= g.weight
             self.groups_done += 1
+        else:
+            self.outcome_groups[g.outcome] -= 1
         g.outcome = outcome
+        self.outcome_groups[outcome] = self.outcome_groups.get(outcome, 0) + 1
+        self._tally(g, 1)
         if capped and not g.capped:
             g.capped = True
+            self.capped_groups += 1
             self.capped_weight += g.weight
             self.capped_points += g.weight if outcome == WIN else g.weight / 2 if outcome == DRAW else 0
         if outcome == WIN:
@@ -175,12 +232,12 @@ class PegPlay:
             self.unresolved += g.weight
 
 
-def make_play(move: Move, score: int, tiles_played: int, bag: int, groups: list[tuple[str, tuple[int, ...], int]],
+def make_play(move: Move, score: int, tiles_played: int, bag: int, template: GroupTemplate,
               ld: LetterDistribution, board: Board) -> PegPlay:
     """A candidate play's row: its notation and its table text (rendered here, once), whether it empties a
-    bag of `bag` tiles, and a fresh copy of its draw groups ((label, draw, weight), see draws.draw_groups)."""
+    bag of `bag` tiles, and its draw groups (made from `template` when a pass first takes the play)."""
     return PegPlay(move, format_move(move, ld, board), format_move(move, ld, board, style="table").strip(),
-                   score, tiles_played, tiles_played >= bag, [DrawGroup(lab, seq, w) for lab, seq, w in groups])
+                   score, tiles_played, tiles_played >= bag, LazyGroups(template, ld))
 
 
 @dataclass
@@ -261,6 +318,11 @@ def quick_key(g: DrawGroup) -> tuple[int, int | None]:
     return 0, None
 
 
+def _points2(outcome: int | None) -> int | None:
+    """Twice _points: 2 for a win, 1 for a draw, 0 for a loss (None: no win, draw or loss verdict)."""
+    return 2 if outcome == WIN else 1 if outcome == DRAW else 0 if outcome == LOSS else None
+
+
 def _points(outcome: int | None) -> float | None:
     """A full verdict's share of its draw's weight (None: no win, draw or loss verdict)."""
     return 1.0 if outcome == WIN else 0.5 if outcome == DRAW else 0.0 if outcome == LOSS else None
@@ -271,25 +333,22 @@ def calibration(plays: list[PegPlay]) -> tuple[dict[tuple[int, int | None], floa
     quick_key; (0, None): not judged), the share of points the full verdicts gave the draws that had it, over
     every play's draws solved at both depths, weighted by the draws' weights; a prior worth two average draw
     groups keeps a rate with few full verdicts near the quick verdict's value. Returns the rates and the full
-    verdicts counted."""
-    num: dict[tuple[int, int | None], float] = {}
-    den: dict[tuple[int, int | None], float] = {}
+    verdicts counted. From the plays' running sums: no draw group is visited."""
+    num2: dict[tuple[int, int | None], int] = {}
+    den: dict[tuple[int, int | None], int] = {}
     n = 0
     weight = 0
     groups = 0
     for p in plays:
-        for g in p.groups:
-            groups += 1
-            weight += g.weight
-            v = _points(g.outcome)
-            if v is None:
-                continue
-            n += 1
-            q = quick_key(g)
-            num[q] = num.get(q, 0.0) + v * g.weight
-            den[q] = den.get(q, 0.0) + g.weight
+        groups += len(p.groups)
+        weight += p.total_weight
+        n += p.judged
+        for key, w in p.judged_weight.items():
+            den[key] = den.get(key, 0) + w
+        for key, v2 in p.judged_points2.items():
+            num2[key] = num2.get(key, 0) + v2
     prior_w = 2 * weight / groups if groups else 1.0
-    all_pts = sum(num.values())
+    all_pts = sum(num2.values()) / 2
     all_w = sum(den.values())
     rates: dict[tuple[int, int | None], float] = {}
     keys = [(0, None)] + [(level, q) for level in (1, 2) for q in (WIN, DRAW, LOSS, UNRESOLVED)]
@@ -299,26 +358,24 @@ def calibration(plays: list[PegPlay]) -> tuple[dict[tuple[int, int | None], floa
         # over every draw so far
         value = _points(key[1])
         prior = (value + 0.5) / 2 if value is not None else (all_pts + 0.5 * prior_w) / (all_w + prior_w)
-        rates[key] = (num.get(key, 0.0) + prior * prior_w) / (den.get(key, 0.0) + prior_w)
+        rates[key] = (num2.get(key, 0) / 2 + prior * prior_w) / (den.get(key, 0) + prior_w)
     return rates, n
 
 
 def estimate_plays(plays: list[PegPlay]) -> int:
     """Set each play's estimate: each draw's full verdict where it has one (win, draw or loss), else the rate
     at which the full solve confirms its quick verdict (see calibration), with the standard deviation of
-    those guesses taken as independent. Returns the full verdicts the calibration rests on."""
+    those guesses taken as independent. Returns the full verdicts the calibration rests on. From the plays'
+    running sums: no draw group is visited."""
     rates, n = calibration(plays)
     for p in plays:
-        pts = 0.0
+        pts = sum(p.judged_points2.values()) / 2
         var = 0.0
-        for g in p.groups:
-            v = _points(g.outcome)
-            if v is None:
-                r = rates[quick_key(g)]
-                pts += g.weight * r
-                var += g.weight * g.weight * r * (1 - r)
-            else:
-                pts += g.weight * v
+        for key, w in p.open_weight.items():
+            if w:
+                r = rates[key]
+                pts += w * r
+                var += p.open_squares[key] * r * (1 - r)
         p.est, p.est_sd = pts, var ** 0.5
     return n
 
@@ -354,7 +411,7 @@ def name_leader(res: PegResult) -> None:
         res.leader_reason = "proven by bounds" if top.lower > others else "proven by bounds: no play can beat it"
         res.leader_ties = [q for q in plays if q is not top and q.settled and top.settled and q.lower == top.lower]
         return
-    full = sum(1 for p in plays for g in p.groups if _points(g.outcome) is not None)
+    full = sum(p.judged for p in plays)
     if full == 0 and not all(p.quick_complete for p in contenders):
         # nothing to rank the plays by yet
         res.no_leader_reason = ("the quick pass is under way" if res.phase in ("setup", "quick")
