@@ -36,6 +36,7 @@ from macondo_server.model.text import excerpt
 
 if TYPE_CHECKING:
     from macondo_server.analysis.infer import LastPlay
+    from macondo_server.analysis.peg.result import PegResult
 
 PHASES = ("static", "sim", "pre-endgame", "endgame")
 # relative weights of a turn's thinking time by phase: a pre-endgame decides more and costs more
@@ -365,12 +366,36 @@ def _peg(engine: Engine, game: Game, lex: Lexicon, st: Strategy, budget: Budget,
     res = job.run(stop=stop)
     lead = res.leader
     if lead is None:
+        partial = _best_judged(res, [p.text for p in job.plays])
+        if partial is not None:
+            return partial
         why = res.no_leader_reason or "no leader"
         return _fallback(engine, game, lex, "pre-endgame", f"the pre-endgame named no play ({why})")
     detail = f"{lead.text}: {res.leader_reason}" if res.leader_reason else lead.text
     if res.stop_reason:
         detail += f" ({res.stop_reason})"
     return Choice(lead.move, "pre-endgame", detail=detail)
+
+
+def _best_judged(res: PegResult, static_order: list[str]) -> Choice | None:
+    """When the budget ends the pre-endgame before its quick pass has judged every play (with 3 or more in
+    the bag there can be hundreds of thousands of draw groups): the play with the most quick-pass points among
+    those it judged on every draw. The pass takes the plays in static-equity order, so these are the best by
+    static equity, now ranked over every draw; ties go to the better static equity. None when it judged no
+    play completely (the static play is then made)."""
+    from macondo_server.analysis.peg.result import points_text
+
+    index = {text: i for i, text in enumerate(static_order)}
+    judged = [p for p in res.plays if p.quick_complete and not p.cut_off]
+    if not judged:
+        return None
+    best = max(judged, key=lambda p: (p.quick_points, -index.get(p.text, len(index))))
+    total = res.total_permutations
+    detail = (f"{best.text}: best at the quick pass of the {len(judged)} plays it judged on every draw (of "
+              f"{len(res.plays)}, in static-equity order), {points_text(best.quick_points)} of {total}")
+    if res.stop_reason:
+        detail += f" ({res.stop_reason})"
+    return Choice(best.move, "pre-endgame", detail=detail)
 
 
 def _sim(engine: Engine, game: Game, lex: Lexicon, st: Strategy, budget: Budget, turn: Turn,

@@ -190,3 +190,49 @@ def test_too_little_time_for_a_pre_endgame_simulates(engine) -> None:
     assert quick.phase == "sim" and quick.seconds < 0.5 + 1.0
     solved = choose(engine, game, lex, parse_strategy("best:peg=2,max_time=5"))
     assert solved.phase == "pre-endgame"
+
+
+def _judged_play(name: str, quick: list[int | None], cut_off: bool = False):
+    from macondo_server.analysis.peg.draws import DrawGroup
+    from macondo_server.analysis.peg.result import PegPlay
+    from macondo_server.model.move import Move
+
+    p = PegPlay(Move("pass"), name, name, 0, 0, False,
+                [DrawGroup(f"[{name}{i}]", (i,), 1) for i in range(len(quick))], cut_off=cut_off)
+    for g, q in zip(p.groups, quick, strict=True):
+        if q is not None:
+            p.record_quick(g, q)
+    return p
+
+
+def test_an_unfinished_quick_pass_names_the_best_play_it_judged() -> None:
+    from macondo_server.analysis.peg.options import LOSS, WIN
+    from macondo_server.analysis.peg.result import PegResult
+    from macondo_server.analysis.player import _best_judged
+
+    plays = [_judged_play("A", [WIN, LOSS, LOSS]), _judged_play("B", [WIN, WIN, LOSS]),
+             _judged_play("C", [WIN, WIN, LOSS]), _judged_play("D", [WIN, WIN, None]),
+             _judged_play("E", [WIN, WIN, WIN], cut_off=True)]
+    res = PegResult(plays=plays[::-1], total_permutations=3, endgames=0, nested_calls=0, seconds=1.0, done_jobs=0,
+                    total_jobs=15, complete=False, finished=False, stop_reason="time limit")
+    # D is not judged on every draw and E is cut off; B and C tie, and B is first by static equity
+    choice = _best_judged(res, ["A", "B", "C", "D", "E"])
+    assert choice is not None and choice.phase == "pre-endgame"
+    assert choice.detail.startswith("B: best at the quick pass of the 3 plays it judged on every draw (of 5")
+    assert "2 of 3" in choice.detail and choice.detail.endswith("(time limit)")
+    nothing = PegResult(plays=[_judged_play("D", [WIN, None])], total_permutations=2, endgames=0, nested_calls=0,
+                        seconds=1.0, done_jobs=0, total_jobs=2, complete=False)
+    assert _best_judged(nothing, ["D"]) is None
+
+
+@needs_nwl20
+def test_a_large_bag_pre_endgame_plays_within_its_budget(engine) -> None:
+    # 4 to 6 in the bag: hundreds of thousands of draw groups, far more than 3 s allows; the player still
+    # uses its budget and no more, and plays the best of what its quick pass judged rather than the static play
+    lex = engine.lexicon("NWL20")
+    game = _played_until(engine, lex, seed=6, bag_at_most=6)
+    assert 4 <= game.bag_size <= 6, game.bag_size
+    choice = choose(engine, game, lex, parse_strategy("best:peg=6,max_time=3,threads=1"))
+    assert choice.phase == "pre-endgame"
+    assert choice.seconds < 3.0 + 0.5, choice.seconds
+    assert "best at the quick pass of the" in choice.detail, choice.detail
