@@ -391,7 +391,8 @@ def _best_judged(res: PegResult, static_order: list[str]) -> Choice | None:
         return None
     best = max(judged, key=lambda p: (p.quick_points, -index.get(p.text, len(index))))
     total = res.total_permutations
-    detail = (f"{best.text}: best at the quick pass of the {len(judged)} plays it judged on every draw (of "
+    which = "the play" if len(judged) == 1 else f"the {len(judged)} plays"
+    detail = (f"{best.text}: best at the quick pass of {which} it judged on every draw (of "
               f"{len(res.plays)}, in static-equity order), {points_text(best.quick_points)} of {total}")
     if res.stop_reason:
         detail += f" ({res.stop_reason})"
