@@ -1,7 +1,7 @@
 """Close positions at the start of the pre-endgame, for arena runs that compare players where they differ.
 
-Plays static-equity self-play games and keeps, from each, the first position with 1 to --max-bag tiles in the
-bag whose spread is within --max-spread, as a CGP with both racks (the arena's referee needs them; each bot
+Plays static-equity self-play games and keeps, from each, the first position with --min-bag to --max-bag tiles
+in the bag (a game that passes over that range gives none) whose spread is within --max-spread, as a CGP with both racks (the arena's referee needs them; each bot
 still sees only its own). Prints one CGP a line.
 
 Run: .venv/bin/python bench/arena_positions.py --lexicon NWL20 --count 300 --seed 1 > /tmp/peg_positions.cgp
@@ -20,7 +20,8 @@ from macondo_server.model.cgp import write_cgp
 from macondo_server.model.move import Move
 
 
-def positions(engine: Engine, lexicon: str, count: int, seed: int, max_bag: int, max_spread: int) -> list[str]:
+def positions(engine: Engine, lexicon: str, count: int, seed: int, max_bag: int, max_spread: int,
+              min_bag: int = 1) -> list[str]:
     lex = engine.lexicon(lexicon)
     gen = engine.movegen(lex, lex.klv)
     out: list[str] = []
@@ -32,9 +33,9 @@ def positions(engine: Engine, lexicon: str, count: int, seed: int, max_bag: int,
         game.fill_rack(1)
         while not game.game_over:
             bag = game.bag_size
-            if 1 <= bag <= max_bag:
+            if bag <= max_bag:
                 p = game.on_turn
-                if abs(game.scores[p] - game.scores[1 - p]) <= max_spread:
+                if bag >= min_bag and abs(game.scores[p] - game.scores[1 - p]) <= max_spread:
                     out.append(write_cgp(position_from_game(game, {"lex": lex.name}, show_opponent=True)))
                 break
             p = game.on_turn
@@ -49,10 +50,11 @@ def main() -> int:
     ap.add_argument("--lexicon", default="NWL20")
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--min-bag", type=int, default=1)
     ap.add_argument("--max-bag", type=int, default=6)
     ap.add_argument("--max-spread", type=int, default=40)
     args = ap.parse_args()
-    found = positions(Engine(), args.lexicon, args.count, args.seed, args.max_bag, args.max_spread)
+    found = positions(Engine(), args.lexicon, args.count, args.seed, args.max_bag, args.max_spread, args.min_bag)
     for cgp in found:
         print(cgp)
     print(f"{len(found)} positions", file=sys.stderr)
