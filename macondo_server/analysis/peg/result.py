@@ -85,6 +85,7 @@ class PegPlay:
             else:
                 self.groups_done += 1
                 self.outcome_groups[g.outcome] = self.outcome_groups.get(g.outcome, 0) + 1
+            self.capped_groups += g.capped
             self._tally(g, 1)
 
     def copy(self) -> PegPlay:
