@@ -6,6 +6,7 @@ eventuality explanation: explain.py; what a cluster worker runs: task.py."""
 
 from __future__ import annotations
 
+import heapq
 import os
 import threading
 import time
@@ -594,12 +595,45 @@ class PegJob:
                     return todo.pop(best)
             return todo.pop()
 
-        def refresh_estimates() -> None:
-            """The plays' estimates (result.estimate_plays), at most four times a second (lock held)."""
+        def refresh_estimates() -> bool:
+            """The plays' estimates (result.estimate_plays), at most four times a second (lock held); True when
+            they were refreshed."""
             now = time.monotonic()
-            if now - refreshed[0] >= 0.25:
-                refreshed[0] = now
-                self.calibrated_on = estimate_plays(self.plays)
+            if now - refreshed[0] < 0.25:
+                return False
+            refreshed[0] = now
+            self.calibrated_on = estimate_plays(self.plays)
+            return True
+
+        # take() below chooses the play with the best key without looking at every play: a heap of keys, each
+        # no lower than its play's key now (between refreshes of the estimates a key only falls: a verdict
+        # lowers the play's upper bound, a higher lower bound elsewhere can put it behind), so the top is
+        # checked against its play's key now and pushed back when it has fallen
+        quick_best = [p.quick_best for p in self.plays]   # (the quick pass is over: fixed)
+        best_lower = [max((self._lower2(p) for p in self.plays), default=0)]
+        heap: list[tuple[bool, float, int, float, bool, int]] = []
+
+        def has_draws(pi: int) -> bool:
+            todo = pending[pi]
+            # (a play not taken yet has its unsolved draws to take)
+            return bool(todo) if todo is not None else self.plays[pi].pending > 0
+
+        def key(pi: int) -> tuple[bool, float, int, float, bool, int]:
+            """The play's rank, least first: not behind, the best estimate, the highest upper bound, the best
+            quick result, a bag-emptying play, the earliest play (see take)."""
+            p = self.plays[pi]
+            upper = self._upper2(p)
+            return (upper < best_lower[0], -round(p.est, 6), -upper, -quick_best[pi], not p.empties_bag, pi)
+
+        def behind(p: PegPlay) -> bool:
+            return opts.early_cutoff and self._upper2(p) < best_lower[0]
+
+        def rebuild() -> None:
+            for p in self.plays:
+                if not p.cut_off and behind(p):
+                    p.cut_off = True
+            heap[:] = [key(pi) for pi, p in enumerate(self.plays) if not p.cut_off and has_draws(pi)]
+            heapq.heapify(heap)
 
         def take() -> tuple[int, int] | None:
             """Best-first by the best knowledge: the next draw of the play with the best estimate (full-depth
@@ -610,24 +644,30 @@ class PegJob:
             any other costs one per opponent reply), the earlier play by static equity. With early cut-off, a
             play whose best reachable total is below what another play has for certain is abandoned."""
             with self._lock:
-                refresh_estimates()
-                best_lower = max((self._lower2(p) for p in self.plays), default=0)
-                choice, choice_key = -1, (False, -1.0, -1, -1.0, False)
-                for pi, p in enumerate(self.plays):
-                    todo = pending[pi]
-                    # (a play not taken yet has its unsolved draws to take)
-                    if p.cut_off or (not todo if todo is not None else p.pending == 0):
+                if refresh_estimates() or not heap:
+                    rebuild()
+                while heap:
+                    top = heapq.heappop(heap)
+                    pi = top[-1]
+                    p = self.plays[pi]
+                    if p.cut_off or not has_draws(pi):
                         continue
-                    upper = self._upper2(p)
-                    if opts.early_cutoff and upper < best_lower:
+                    if behind(p):
                         p.cut_off = True
                         continue
-                    k = (upper >= best_lower, round(p.est, 6), upper, p.quick_best, p.empties_bag)
-                    if k > choice_key:
-                        choice, choice_key = pi, k
-                if choice < 0:
-                    return None
-                return choice, next_draw(choice)
+                    now = key(pi)
+                    if now != top:
+                        heapq.heappush(heap, now)   # fallen since it was pushed
+                        continue
+                    gi = next_draw(pi)
+                    if has_draws(pi):
+                        heapq.heappush(heap, now)
+                    return pi, gi
+                return None
+
+        def recorded(p: PegPlay) -> None:
+            """A full verdict of p's came in (lock held)."""
+            best_lower[0] = max(best_lower[0], self._lower2(p))
 
         def work(w: PegWorker) -> None:
             while not self._stop.is_set():
@@ -644,6 +684,7 @@ class PegJob:
                     outcome |= CAPPED
                 with self._lock:
                     p.record(g, outcome)
+                    recorded(p)
                     note_sank(g, outcome)
                     self.done_jobs += 1
                     self._note("full", p, g, outcome)
@@ -655,6 +696,7 @@ class PegJob:
                 with self._lock:
                     p = self.plays[pi]
                     p.record(p.groups[gi], outcome)
+                    recorded(p)
                     note_sank(p.groups[gi], outcome)
                     self.done_jobs += 1
                     self._note("full", p, p.groups[gi], outcome)
@@ -670,9 +712,9 @@ class PegJob:
         self._flush_checkpoint(force=True)
         with self._lock:
             if opts.early_cutoff:
-                best_lower = max((self._lower2(p) for p in self.plays), default=0)
+                top_lower = max((self._lower2(p) for p in self.plays), default=0)
                 for p in self.plays:
-                    if not p.cut_off and p.pending and self._upper2(p) < best_lower:
+                    if not p.cut_off and p.pending and self._upper2(p) < top_lower:
                         p.cut_off = True
 
     def _tiebreak(self) -> None:
