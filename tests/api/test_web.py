@@ -61,6 +61,9 @@ def run_script(script: str, args: list[str], env: dict[str, str], timeout: float
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+LIVE_PEG_PLIES = "4"
+
+
 def drive_board(script: str, env: dict[str, str], timeout: float, max_jobs: int = 2) -> dict:
     """Start a server with the web board on free ports, run web/test/SCRIPT URL SHOTS against it (run_script)
     and stop the server."""
@@ -91,8 +94,9 @@ def test_board_in_headless_chromium(capsys):
     cgp = next(c for c in load_cases("peg") if c["id"] == "peg-onyx-nwl20")["cgp"]
     peg4_cgp = next(c for c in load_cases("peg") if c["id"] == "peg-doc1-bagempty-nwl20")["cgp"]
     endgame_cgp = next(c for c in load_cases("endgame") if c["id"] == "eg-canik-nwl20")["cgp"]
+    # the pre-endgame watched live takes several progress beats at 4 plies (a 1-ply solve can end within two)
     env = {"MACONDO_PEG_CGP": cgp, "MACONDO_PEG4_CGP": peg4_cgp, "MACONDO_GCG_FILE": str(GCG), "MACONDO_GCG_TURN": "3",
-           "MACONDO_ENDGAME_CGP": endgame_cgp}
+           "MACONDO_ENDGAME_CGP": endgame_cgp, "MACONDO_PEG_PLIES": LIVE_PEG_PLIES}
     page = drive_board("drive.mjs", env, timeout=600, max_jobs=4)
 
     # every step left a screenshot
@@ -129,7 +133,7 @@ def test_board_in_headless_chromium(capsys):
     assert page["pegRunningUpdates"] >= 2
     assert page["peg"]["state"] == "final" and "finished" in page["pegStatus"]
     assert page["pegGridCells"] > 0
-    peg = _cli_json(["peg", cgp, "--endgame-plies", "1", "--json"], capsys)
+    peg = _cli_json(["peg", cgp, "--endgame-plies", LIVE_PEG_PLIES, "--json"], capsys)
     assert page["peg"]["winner"] == peg["winner"]
     cli_wins = {p["move"]: p["wins"] for p in peg["plays"]}
     assert len(page["peg"]["rows"]) == min(40, len(peg["plays"]))
