@@ -1,8 +1,8 @@
 """Close positions at the start of the pre-endgame, for arena runs that compare players where they differ.
 
 Plays static-equity self-play games and keeps, from each, the first position with --min-bag to --max-bag tiles
-in the bag (a game that passes over that range gives none) whose spread is within --max-spread, as a CGP with both racks (the arena's referee needs them; each bot
-still sees only its own). Prints one CGP a line.
+in the bag (a game that passes over that range gives none) whose spread is within --max-spread, as a CGP with
+both racks (the arena's referee needs them; each bot still sees only its own). Prints one CGP a line.
 
 Run: .venv/bin/python bench/arena_positions.py --lexicon NWL20 --count 300 --seed 1 > /tmp/peg_positions.cgp
 then: .venv/bin/macondo bots --positions /tmp/peg_positions.cgp --strategy1 best --strategy2 sim --clock 20
