@@ -26,12 +26,18 @@ CASES = {c["id"]: c for c in load_cases("peg")}
 LD = LetterDistribution.english()
 
 
-@pytest.mark.parametrize("pool,k", [("AAEGIIIRSTU", 4), ("AACEISUY", 1), ("EEIOOSTXY", 2), ("AABBC", 3)])
-def test_draw_weights_match_distinguishable_permutations(pool, k):
-    tiles = LD.parse_rack(pool)
+def _pool(rack: str) -> tuple[list[int], list[int]]:
+    """The tiles of `rack` and their counts by machine letter."""
+    tiles = LD.parse_rack(rack)
     counts = [0] * LD.size
     for t in tiles:
         counts[t] += 1
+    return tiles, counts
+
+
+@pytest.mark.parametrize("pool,k", [("AAEGIIIRSTU", 4), ("AACEISUY", 1), ("EEIOOSTXY", 2), ("AABBC", 3)])
+def test_draw_weights_match_distinguishable_permutations(pool, k):
+    tiles, counts = _pool(pool)
     draws = ordered_draws(counts, k)
     # brute force: every ordered draw of distinguishable tiles
     brute = Counter(tuple(tiles[i] for i in idx) for idx in itertools.permutations(range(len(tiles)), k))
@@ -40,10 +46,7 @@ def test_draw_weights_match_distinguishable_permutations(pool, k):
 
 
 def test_labels_group_equivalent_draws():
-    tiles = LD.parse_rack("AAEGIIIRSTU")
-    counts = [0] * LD.size
-    for t in tiles:
-        counts[t] += 1
+    _, counts = _pool("AAEGIIIRSTU")
     groups: Counter = Counter()
     labels = {}
     for seq, w in ordered_draws(counts, 4):
@@ -63,10 +66,7 @@ def test_labels_group_equivalent_draws():
 
 @pytest.mark.parametrize("pool,k", [("AAEGIIIRSTU", 4), ("EEIOOSTXY", 2), ("AABBCDEEFGH", 5)])
 def test_draw_groups_match_grouping_by_key(pool, k):
-    tiles = LD.parse_rack(pool)
-    counts = [0] * LD.size
-    for t in tiles:
-        counts[t] += 1
+    tiles, counts = _pool(pool)
     draws = ordered_draws(counts, k)
     for played in range(0, 9):
         # brute force: group every draw by its key, the first draw of each group standing for it
@@ -88,9 +88,7 @@ def test_draw_groups_match_grouping_by_key(pool, k):
 
 
 def test_setup_stops_when_asked():
-    counts = [0] * LD.size
-    for t in LD.parse_rack("ABCDEFGHIJKLM"):
-        counts[t] += 1
+    _, counts = _pool("ABCDEFGHIJKLM")
     assert ordered_draws(counts, 6, lambda: True) is None
     draws = ordered_draws(counts, 6)
     assert len(draws) == math.perm(13, 6)
