@@ -12,13 +12,14 @@ from macondo_server.engine.lexicon import LexiconRegistry
 from macondo_server.engine.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("MACONDO_SHARED_DIR", ROOT.parent / "shared"))
-LEXICA = Path(os.environ.get("MACONDO_DATA_DIR", SHARED / "lexica"))
+# (an empty variable counts as unset, as in the shell's ${VAR:-default})
+SHARED = Path(os.environ.get("MACONDO_SHARED_DIR") or ROOT.parent / "shared")
+LEXICA = Path(os.environ.get("MACONDO_DATA_DIR") or SHARED / "lexica")
 CASES_DIR = SHARED / "cases"
 if LEXICA.is_dir():
     # The package's default data directory holds only its bundled lexicon: the shared lexica reach every
     # Settings.load() and every `python -m macondo_server` subprocess of the tests through the environment.
-    os.environ.setdefault("MACONDO_DATA_DIR", str(LEXICA))
+    os.environ["MACONDO_DATA_DIR"] = str(LEXICA)
 
 
 # GCG records: the project's own (but the two in a language no lexicon here is for) and the shared
