@@ -169,3 +169,8 @@ class LazyGroups(Sequence[DrawGroup]):
 
     def __iter__(self) -> Iterator[DrawGroup]:
         return iter(self._make())
+
+
+def made_groups(groups: Sequence[DrawGroup]) -> Sequence[DrawGroup] | None:
+    """A play's draw groups if they exist as objects (a list, or LazyGroups once made), else None."""
+    return groups.made if isinstance(groups, LazyGroups) else groups

@@ -15,7 +15,13 @@ from collections.abc import Callable, Sequence
 from engine_cy.endgame import TranspositionTable
 from engine_cy.peg import PegWorker
 from engine_cy.prune import pruned_game
-from macondo_server.analysis.peg.draws import DrawGroup, GroupTemplate, LazyGroups, draw_groups, ordered_draws
+from macondo_server.analysis.peg.draws import (
+    DrawGroup,
+    GroupTemplate,
+    draw_groups,
+    made_groups,
+    ordered_draws,
+)
 from macondo_server.analysis.peg.options import (
     CAPPED,
     DRAW,
@@ -478,8 +484,7 @@ class PegJob:
         resumed solve): the next one (under the lock; None once they are all taken), and how many are left.
         A play's draw groups are made when its first item is solved, not before."""
         def made(pi: int) -> Sequence[DrawGroup] | None:
-            groups = self.plays[pi].groups
-            return groups.made if isinstance(groups, LazyGroups) else groups
+            return made_groups(self.plays[pi].groups)
 
         left = [sum(len(self.plays[pi].groups) if made(pi) is None else
                     sum(not done(g) for g in self.plays[pi].groups) for pi in plays)]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from engine_cy.alphabet import LetterDistribution
 from engine_cy.board import Board
-from macondo_server.analysis.peg.draws import DrawGroup, GroupTemplate, LazyGroups
+from macondo_server.analysis.peg.draws import DrawGroup, GroupTemplate, LazyGroups, made_groups
 from macondo_server.analysis.peg.options import (
     CAPPED,
     DRAW,
@@ -68,7 +68,7 @@ class PegPlay:
     def __post_init__(self) -> None:
         if self.pending >= 0:
             return   # a copy (a snapshot): the tallies come with it
-        made = self.groups.made if isinstance(self.groups, LazyGroups) else self.groups
+        made = made_groups(self.groups)
         if made is None:
             # not made yet: every draw group is open and has no verdict
             t = self.groups.template if isinstance(self.groups, LazyGroups) else None
