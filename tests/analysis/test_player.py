@@ -5,6 +5,7 @@ run on their own."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -227,12 +228,14 @@ def test_an_unfinished_quick_pass_names_the_best_play_it_judged() -> None:
 
 @needs_nwl20
 def test_a_large_bag_pre_endgame_plays_within_its_budget(engine) -> None:
-    # 4 to 6 in the bag: hundreds of thousands of draw groups, far more than 3 s allows; the player still
-    # uses its budget and no more, and plays the best of what its quick pass judged rather than the static play
+    # 3 in the bag and over 5,000 plays: far more draw groups than 3 s allows; the player still uses its budget
+    # and no more, and plays the best of the plays its quick pass judged rather than the static play (about 100
+    # of them on a quiet machine, so the margin holds on a slower one)
     lex = engine.lexicon("NWL20")
-    game = _played_until(engine, lex, seed=6, bag_at_most=6)
-    assert 4 <= game.bag_size <= 6, game.bag_size
+    game = _played_until(engine, lex, seed=8, bag_at_most=4)
+    assert 3 <= game.bag_size <= 4, game.bag_size
     choice = choose(engine, game, lex, parse_strategy("best:peg=6,max_time=3,threads=1"))
     assert choice.phase == "pre-endgame"
     assert choice.seconds < 3.0 + 0.5, choice.seconds
-    assert "best at the quick pass of the" in choice.detail, choice.detail
+    judged = re.search(r"best at the quick pass of the (\d+) plays it judged on every draw", choice.detail)
+    assert judged is not None and int(judged.group(1)) >= 2, choice.detail
