@@ -203,7 +203,7 @@ def _walked_estimates(plays) -> tuple[dict, int]:
 def test_running_sums_match_a_walk_over_every_draw_group(engine):
     # stopped in the full solve: full verdicts on some draws, the quick pass's two levels on others
     job = PegJob(engine, parse_cgp(CASES["peg-doc1-pond-nwl20"]["cgp"]),
-                 PegOptions(threads=2, only_solve=DEFNNPT_PLAYS))
+                 PegOptions(endgame_plies=3, threads=2, only_solve=DEFNNPT_PLAYS))
 
     def progress(s: PegResult) -> None:
         if s.done_jobs >= 40:

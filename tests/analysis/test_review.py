@@ -286,9 +286,9 @@ def test_cli_garbage_and_empty_folder(tmp_path, capsys):
 def test_cli_ctrl_c_keeps_what_is_done(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "macondo_server", "--data-dir", str(LEXICA), "analyze", str(GAME),
-                             "--sim-iterations", "100000", "--sim-time", "4", "--json"],
+                             "--sim-iterations", "100000", "--sim-time", "1", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
-    time.sleep(20)     # past the start-up (the compiled lexicon is cached); 26 turns x 4 s are far from done
+    time.sleep(8)      # past the start-up (about 1 s) and a few turns; 26 turns x 1 s are far from done
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err     # stopped by Ctrl-C: what is done is printed, the status says so

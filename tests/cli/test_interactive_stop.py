@@ -31,7 +31,7 @@ from macondo_server.model.move import format_move
 from conftest import LEXICA, needs_nwl20
 
 ROOT = Path(__file__).resolve().parents[2]
-REPEATS = int(os.environ.get("MACONDO_STOP_REPEATS", "10"))
+REPEATS = int(os.environ.get("MACONDO_STOP_REPEATS", "6"))
 
 # an endgame whose depth 1 alone takes seconds with the greedy playouts (shell default), and ~0.3 s / 1 s /
 # 6 s to depths 2 / 3 / 4 without them

@@ -21,7 +21,9 @@ from macondo_server.model.tiles import new_board
 
 from conftest import have_lexicon, load_cases, needs_cases
 
-LEXICA = ["SCOWL70"] + [n for n in ("NWL20", "CSW21") if have_lexicon(n)]
+# CSW21 (the largest word list) in the slow suite: the same checks take twice NWL20's time
+LEXICA = ["SCOWL70"] + [n for n in ("NWL20",) if have_lexicon(n)] + \
+    ([pytest.param("CSW21", marks=pytest.mark.slow)] if have_lexicon("CSW21") else [])
 
 
 def _selfplay_until(lex, seed: int, bag_at_most: int) -> Game:
