@@ -462,8 +462,8 @@ cdef class MoveGen:
             m.equity = 0
             return
         eq = self.equity_for(score, self.tiles_played, self.cur_mask)
-        if self.record_mode == RECORD_BEST and self.has_best and not self.board_empty and eq < self.best.equity:
-            return  # cannot win: not worth building
+        if self.record_mode == RECORD_BEST and self.has_best and eq < self.best.equity:
+            return  # cannot win (the opening's vowel penalty below only lowers it): not worth building
         if direct:
             # all-moves mode writes straight into the list (no intermediate copy)
             if self.n_moves >= self.cap_moves and not self.grow_moves():
