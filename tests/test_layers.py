@@ -36,9 +36,22 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
+def _parse(path: Path) -> ast.Module:
+    source = path.read_text(encoding="utf-8")
+    for _ in range(2):
+        try:
+            return ast.parse(source, str(path))
+        except SystemError:
+            # CPython 3.11 counts the AST builder's recursion per interpreter, not per thread: a parse while
+            # another thread builds an AST can fail with "AST constructor recursion depth mismatch"
+            # (python/cpython#106905; seen here as an earlier test's Dask client wound down). It parses again.
+            pass
+    return ast.parse(source, str(path))
+
+
 def _imports(path: Path, module: str) -> list[tuple[str, int]]:
     """(imported module, line) for every import in the file, resolved to absolute names."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _parse(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: list[tuple[str, int]] = []
     for node in ast.walk(tree):
