@@ -716,11 +716,9 @@ class PegJob:
             self._run_pool(work, progress, interval, deadline)
         self._flush_checkpoint(force=True)
         with self._lock:
-            if opts.early_cutoff:
-                top_lower = max((self._lower2(p) for p in self.plays), default=0)
-                for p in self.plays:
-                    if not p.cut_off and p.pending and self._upper2(p) < top_lower:
-                        p.cut_off = True
+            for p in self.plays:
+                if not p.cut_off and p.pending and behind(p):
+                    p.cut_off = True
 
     def _tiebreak(self) -> None:
         ranked = self._ranked()
