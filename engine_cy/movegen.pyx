@@ -32,24 +32,29 @@ cdef int64_t SUB_NONE = -(1LL << 40)    # best_sub: no kept sub-multiset
 cdef enum:
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
 
-cdef inline void _shadow_insert(int c, int cap, int vmax, int j, int* sorted_c, int* sorted_u, int* u,
-                                int* capped) noexcept nogil:
+cdef inline void _shadow_insert(int c, int cap, int vmax, int j, const int* rv, int* sorted_c, int* sorted_u,
+                                int* u, int* capped, int64_t* sum_c, int64_t* sum_u) noexcept nogil:
     """Shadow bound: insert an empty square's coefficient c into sorted_c (holding j entries, descending), and
     into sorted_u (u[0] entries) when the square accepts the rack's highest value (cap >= vmax), else add
-    c * cap (its best accepted value) to capped[0]."""
+    c * cap (its best accepted value) to capped[0]. sum_c / sum_u keep each list paired with the rack's values
+    rv (descending), entry by entry: an entry moved one place down is paired with the next value."""
     cdef int t = j
     while t > 0 and sorted_c[t - 1] < c:
         sorted_c[t] = sorted_c[t - 1]
+        sum_c[0] += <int64_t> sorted_c[t] * (rv[t] - rv[t - 1])
         t -= 1
     sorted_c[t] = c
+    sum_c[0] += <int64_t> c * rv[t]
     if cap < vmax:
         capped[0] += c * cap
         return
     t = u[0]
     while t > 0 and sorted_u[t - 1] < c:
         sorted_u[t] = sorted_u[t - 1]
+        sum_u[0] += <int64_t> sorted_u[t] * (rv[t] - rv[t - 1])
         t -= 1
     sorted_u[t] = c
+    sum_u[0] += <int64_t> c * rv[t]
     u[0] += 1
 
 
@@ -913,7 +918,7 @@ cdef class MoveGen:
         cdef int sorted_u[RACK_SIZE + 1]
         cdef int empties[RACK_SIZE + 1]
         cdef int vmax = self.rack_vals[0], u, wm
-        cdef int64_t score, unrestricted
+        cdef int64_t score, unrestricted, sum_c, sum_u
         cdef equity_t eq, best = -2147483647, best2 = -2147483647
         cdef uint64_t usable = self.usable_letters()
         sb[0] = -2147483647
@@ -935,6 +940,8 @@ cdef class MoveGen:
             fixed = 0
             cross_const = 0
             capped = 0
+            sum_c = 0
+            sum_u = 0
             for i in range(left, dim):
                 if self.row_tiles[i] != 0:
                     if not (self.row_tiles[i] & 0x80):
@@ -952,15 +959,19 @@ cdef class MoveGen:
                         W *= wm
                         u = 0
                         capped = 0
+                        sum_c = 0
+                        sum_u = 0
                         for j in range(k):
                             x = empties[j]
                             _shadow_insert(self.row_lm[x] * W + (self.row_lm[x] * self.row_wm[x]
                                                                  if ((self.cross_bits >> x) & 1) else 0),
-                                           self.row_cap[x], vmax, j, sorted_c, sorted_u, &u, &capped)
+                                           self.row_cap[x], vmax, j, self.rack_vals, sorted_c, sorted_u, &u,
+                                           &capped, &sum_c, &sum_u)
                     else:
                         _shadow_insert(self.row_lm[i] * W + (self.row_lm[i] * wm
                                                              if ((self.cross_bits >> i) & 1) else 0),
-                                       self.row_cap[i], vmax, k - 1, sorted_c, sorted_u, &u, &capped)
+                                       self.row_cap[i], vmax, k - 1, self.rack_vals, sorted_c, sorted_u, &u,
+                                       &capped, &sum_c, &sum_u)
                 if i < anchor or k == 0 or i == left:
                     continue  # a one-square span forms no word in this lane (a one-tile play is a cross play)
                 if i < dim - 1 and self.row_tiles[i + 1] != 0:
@@ -968,12 +979,8 @@ cdef class MoveGen:
                 # the letters' contribution is at most the rack's highest values paired with the highest
                 # coefficients (sorted_c); and at most the squares whose cross-set excludes the rack's best
                 # tile taken at the best letter they admit (capped) plus the rest paired (sorted_u)
-                score = 0
-                for j in range(k):
-                    score += sorted_c[j] * self.rack_vals[j]
-                unrestricted = capped
-                for j in range(u):
-                    unrestricted += sorted_u[j] * self.rack_vals[j]
+                score = sum_c
+                unrestricted = capped + sum_u
                 if unrestricted < score:
                     score = unrestricted
                 score += <int64_t> fixed * W + cross_const
