@@ -49,7 +49,6 @@ cdef struct AnchorBound:
     equity_t bound            # shadow upper bound on equity (millipoints) of the pass being searched
     equity_t bound2           # with a blank on the rack: the bound of plays that use a blank
     int id                    # row of MoveGen.anchor_kb holding the anchor's bounds by tiles played
-    equity_t sb               # upper bound on the score part (millipoints) of any play from the anchor
 
 cimport cython
 
@@ -147,15 +146,7 @@ cdef class MoveGen:
     cdef int rack_vals[8]                 # rack tile values, descending (blank 0)
     cdef equity_t best_extra[8]           # best leave/adjustment term by tiles played (plays without a blank)
     cdef equity_t best_extra_b[8]         # the same for plays that use a blank (-inf: no such play)
-    # RECORD_BEST: best_sub[mask] = the best leave term of a play whose leave is within the kept tiles `mask`
-    # (their instance bits, as cur_mask); with anchor_sb (the anchor's score bound) it bounds every play a
-    # branch of the search can still make, and the branch is cut once that falls below the best move
-    cdef int64_t best_sub[128]
-    cdef int64_t anchor_sb
-    cdef bint sub_prune
     cdef public bint use_shadow           # shadow-bounded anchor search in best mode
-    cdef public bint leave_cut            # the shadow search also cuts branches by best_sub (below)
-    cdef public long long leave_cuts      # branches cut so far by best_sub
     cdef public bint use_word_map         # 7-tile plays of best-mode searches from the word map
     cdef WordMap wmap                     # None when the alphabet does not fit its keys
     cdef WordMap short_map                # words of 2..RACK_SIZE letters (the empty board); None: unusable
@@ -200,7 +191,7 @@ cdef class MoveGen:
     cdef void keep_lane_ext(self, ExtEntry* last, const ExtEntry* e, const ml_t* tiles) noexcept nogil
     cdef uint32_t walk_rev(self, const uint8_t* letters, int a, int b, int first) noexcept nogil
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
-                           equity_t* kb2, equity_t* sb) noexcept nogil
+                           equity_t* kb2) noexcept nogil
     cdef bint begin_bingos(self) noexcept nogil
     cdef void gen_bingos(self) noexcept nogil
     cdef int bingo_classes(self, uint64_t k0, uint64_t k1) noexcept nogil
@@ -237,7 +228,6 @@ cdef class MoveGen:
     cdef inline uint64_t usable_letters(self) noexcept nogil
     cdef inline uint64_t kids_of(self, uint32_t p) noexcept nogil
     cdef inline uint32_t node_at(self, uint32_t i) noexcept nogil
-    cdef inline bint sub_cut(self) noexcept nogil
     cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil
     cdef inline void go_on(self, int col, ml_t letter, uint32_t node, bint accepts, int leftstrip, int rightstrip,
                     int main_score, int word_mult, int cross_total) noexcept nogil

@@ -24,8 +24,6 @@ class MoveGen:
     bingo_bonus: int
     eg_shadow: bool
     use_shadow: bool
-    leave_cut: bool
-    leave_cuts: int
     use_word_map: bool
     use_opening_map: bool
     use_ext: bool

@@ -27,8 +27,6 @@ cdef extern from "portable.h":
     int popcount64 "macondo_popcount64"(uint64_t) nogil
     void prefetch "macondo_prefetch"(const void*) nogil
 
-cdef int64_t SUB_NONE = -(1LL << 40)    # best_sub: no kept sub-multiset
-
 cdef enum:
     NON_OUT_PENALTY = 10 * EQUITY_SCALE
 
@@ -167,7 +165,6 @@ cdef class MoveGen:
         for i in range(LEAVE_CACHE):
             self.leave_cache[i].valid = 0
         self.use_shadow = True
-        self.leave_cut = True
         self.use_word_map = True
         self.use_ext = True
         self.ext_cache = <ExtEntry*> calloc(EXT_CACHE, sizeof(ExtEntry))
@@ -562,9 +559,8 @@ cdef class MoveGen:
                 self.tiles_played += 1
                 self.cur_mask ^= bit
                 self.strip[col] = ml
-                if not self.sub_cut():
-                    self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
-                                  main_score + val * lm, wm, cross_total + val * cross_lm)
+                self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
+                              main_score + val * lm, wm, cross_total + val * cross_lm)
                 self.cur_mask ^= bit
                 self.tiles_played -= 1
                 self.rack_tiles += 1
@@ -578,9 +574,8 @@ cdef class MoveGen:
                 self.tiles_played += 1
                 self.cur_mask ^= bit
                 self.strip[col] = ml | 0x80
-                if not self.sub_cut():
-                    self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
-                                  main_score, wm, cross_total)
+                self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
+                              main_score, wm, cross_total)
                 self.cur_mask ^= bit
                 self.tiles_played -= 1
                 self.rack_tiles += 1
@@ -615,14 +610,6 @@ cdef class MoveGen:
                 self.record_place(leftstrip, col, score)
             if node != 0 and col < self.dim - 1 and self.may_extend(col + 1, node):
                 self.recursive_gen(col + 1, node, leftstrip, col, main_score, word_mult, cross_total)
-
-    cdef inline bint sub_cut(self) noexcept nogil:
-        """Whether no play the search can still make from here reaches the best move (RECORD_BEST's shadow
-        search): the anchor's score bound plus the best leave within the tiles still kept falls below it."""
-        if self.sub_prune and self.has_best and self.anchor_sb + self.best_sub[self.cur_mask] < self.best.equity:
-            self.leave_cuts += 1
-            return True
-        return False
 
     cdef inline bint may_extend(self, int col, uint32_t node) noexcept nogil:
         """False when recursive_gen(col, node, ...) would return at once: col is empty and no rack tile can
@@ -904,7 +891,7 @@ cdef class MoveGen:
             self.last_anchor_col = idx
 
     cdef void shadow_bound(self, int anchor, int last_anchor, equity_t* bound, equity_t* bound2, equity_t* kb,
-                           equity_t* kb2, equity_t* sb) noexcept nogil:
+                           equity_t* kb2) noexcept nogil:
         """Upper bounds on the equity of the plays generated from this anchor (row cache must hold its lane):
         `bound` for plays that use no blank, `bound2` for plays that use one (best_extra / best_extra_b hold
         the leave terms; -inf where no such play can exist).
@@ -912,7 +899,7 @@ cdef class MoveGen:
         Every span [left, right] around the anchor that a play could cover is bounded by pairing the
         rack's highest tile values with the squares' highest coefficients (rearrangement inequality),
         ignoring which letters fit, plus the best leave term for that many tiles played. kb[k] / kb2[k]
-        receive the same bounds for the plays of exactly k tiles, sb the score part alone (any play)."""
+        receive the same bounds for the plays of exactly k tiles."""
         cdef int dim = self.dim, n = self.rack_tiles, left, i, j, k, W, fixed, cross_const, capped, x
         cdef int sorted_c[RACK_SIZE + 1]
         cdef int sorted_u[RACK_SIZE + 1]
@@ -921,7 +908,6 @@ cdef class MoveGen:
         cdef int64_t score, unrestricted, sum_c, sum_u
         cdef equity_t eq, best = -2147483647, best2 = -2147483647
         cdef uint64_t usable = self.usable_letters()
-        sb[0] = -2147483647
         if n > self.max_tiles:
             n = self.max_tiles
         for k in range(RACK_SIZE + 1):
@@ -987,8 +973,6 @@ cdef class MoveGen:
                 if k == RACK_SIZE:
                     score += self.bingo_bonus
                 eq = <equity_t> (score * self.shadow_scale)
-                if eq > sb[0]:
-                    sb[0] = eq
                 if self.best_extra[k] > -2147483647 and eq + self.best_extra[k] > kb[k]:
                     kb[k] = eq + self.best_extra[k]
                 if self.best_extra_b[k] > -2147483647 and eq + self.best_extra_b[k] > kb2[k]:
@@ -1014,7 +998,7 @@ cdef class MoveGen:
         cdef uint32_t ok
         cdef AnchorBound* anc = self.anchors
         cdef bint bingos = self.begin_bingos()
-        cdef equity_t b1, b2, sbv
+        cdef equity_t b1, b2
         cdef int by_value[MAX_ALPHABET]     # the rack's letters (not the blank), highest value first
         cdef int n_by_value, t
         cdef uint64_t usable = self.usable_letters()
@@ -1048,7 +1032,7 @@ cdef class MoveGen:
                     anchors &= anchors - 1
                     if (ok >> idx) & 1:
                         self.shadow_bound(idx, last, &b1, &b2, &self.anchor_kb[n_anchors][0],
-                                          &self.anchor_kb2[n_anchors][0], &sbv)
+                                          &self.anchor_kb2[n_anchors][0])
                         if b1 > -2147483647 or b2 > -2147483647:
                             anc[n_anchors].dir = d
                             anc[n_anchors].lane = lane
@@ -1057,7 +1041,6 @@ cdef class MoveGen:
                             anc[n_anchors].bound = b1
                             anc[n_anchors].bound2 = b2
                             anc[n_anchors].id = n_anchors
-                            anc[n_anchors].sb = sbv
                             n_anchors += 1
                     last = idx
         self.dir = -1
@@ -1075,7 +1058,6 @@ cdef class MoveGen:
                 anc[a].bound = anc[a].bound2
             self.kb_blank_pass = True
         self.search_anchors(n_anchors)
-        self.sub_prune = False
 
     cdef inline bint eg_bounds_fit(self) noexcept nogil:
         """Whether RECORD_EG_BEST's value can be bounded by shadow_bound: a positive multiplier, a face-value
@@ -1119,14 +1101,13 @@ cdef class MoveGen:
                 while k > 0 and kb[k] < self.shadow_best():
                     k -= 1
             self.max_tiles = k
-            self.anchor_sb = top.sb
             self.recursive_gen(top.col, self.root, top.col, top.col, 0, 1, 0)
             self.max_tiles = saved_max
 
     cdef void prepare_shadow(self) noexcept nogil:
         """Rack values sorted descending and the best leave term for each number of tiles played, for plays
         that keep every blank (best_extra) and plays that use one (best_extra_b), up to max_tiles."""
-        cdef int ml, i, j, n = 0, k, tmp, kept, nb = self.rack[0], kept_blanks, full
+        cdef int ml, i, j, n = 0, k, tmp, kept, nb = self.rack[0], kept_blanks
         cdef int size = self.ld.size
         cdef equity_t e
         for ml in range(size):
@@ -1142,7 +1123,6 @@ cdef class MoveGen:
         for k in range(RACK_SIZE + 1):
             self.best_extra[k] = -2147483647
             self.best_extra_b[k] = -2147483647
-        self.sub_prune = False
         if self.record_mode == RECORD_EG_BEST:
             # score * eg_mul, + eg_out going out, - eg_tile_pen per tile (- a face-value term, at most 0)
             self.shadow_scale = <int> self.eg_mul
@@ -1152,15 +1132,11 @@ cdef class MoveGen:
                 self.best_extra_b[k] = e
             return
         self.shadow_scale = EQUITY_SCALE
-        full = (1 << n) - 1
-        for i in range(full + 1):
-            self.best_sub[i] = SUB_NONE
         for i in range(self.n_sub_masks):   # every kept sub-multiset (prepare_leaves listed them)
             kept = self.sub_sizes[i]
             if n - kept == 0 or n - kept > self.max_tiles:
                 continue
             e = self.equity_for(0, n - kept, self.sub_masks[i])
-            self.best_sub[self.sub_masks[i]] = e
             # blanks are machine letter 0: their instance bits are the mask's lowest nb bits
             kept_blanks = popcount64(self.sub_masks[i] & ((1 << nb) - 1))
             if kept_blanks == nb:
@@ -1168,13 +1144,6 @@ cdef class MoveGen:
                     self.best_extra[n - kept] = e
             elif e > self.best_extra_b[n - kept]:
                 self.best_extra_b[n - kept] = e
-        # best_sub[mask] = the best over the kept sub-multisets within mask: a maximum over subsets, bit by bit
-        # (a mask that is no canonical sub-multiset has none of its own, only those of its subsets)
-        for j in range(n):
-            for i in range(full + 1):
-                if (i >> j) & 1 and self.best_sub[i ^ (1 << j)] > self.best_sub[i]:
-                    self.best_sub[i] = self.best_sub[i ^ (1 << j)]
-        self.sub_prune = self.record_mode == RECORD_BEST and self.leave_cut
 
     # ------------------------------------------------------------ the empty board from the short word map
 
