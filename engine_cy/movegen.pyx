@@ -497,7 +497,7 @@ cdef class MoveGen:
         cdef ml_t cur = self.row_tiles[col]
         cdef uint32_t i, child
         cdef uint64_t cs, kids, pf
-        cdef ml_t ml
+        cdef ml_t ml, t
         cdef uint8_t bit
         cdef uint32_t n
         cdef bint acc, left, no_side, can_record
@@ -549,37 +549,32 @@ cdef class MoveGen:
             n = self.node_at(i)
             child = n & KWG_ARC_MASK
             acc = (n & KWG_ACCEPTS) != 0
-            if self.rack[ml] > 0:
-                val = self.scores[ml]
-                bit = <uint8_t> (1 << (self.first_bit[ml] + self.rack[ml] - 1))
-                self.rack[ml] -= 1
-                if self.rack[ml] == 0:
-                    self.rack_bits ^= (<uint64_t> 1) << ml
+            # the letter from the rack's own tile, then as a blank (worth 0): one call site for both, so the
+            # compiler can inline go_fresh into this loop
+            t = ml if self.rack[ml] > 0 else 0
+            while True:
+                if t == 0 and self.rack[0] == 0:
+                    break
+                val = self.scores[t] if t != 0 else 0
+                bit = <uint8_t> (1 << (self.first_bit[t] + self.rack[t] - 1))
+                self.rack[t] -= 1
+                if t != 0 and self.rack[t] == 0:
+                    self.rack_bits ^= (<uint64_t> 1) << t
                 self.rack_tiles -= 1
                 self.tiles_played += 1
                 self.cur_mask ^= bit
-                self.strip[col] = ml
+                self.strip[col] = ml if t != 0 else (ml | 0x80)
                 self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
                               main_score + val * lm, wm, cross_total + val * cross_lm)
                 self.cur_mask ^= bit
                 self.tiles_played -= 1
                 self.rack_tiles += 1
-                if self.rack[ml] == 0:
-                    self.rack_bits ^= (<uint64_t> 1) << ml
-                self.rack[ml] += 1
-            if self.rack[0] > 0:
-                bit = <uint8_t> (1 << (self.first_bit[0] + self.rack[0] - 1))
-                self.rack[0] -= 1
-                self.rack_tiles -= 1
-                self.tiles_played += 1
-                self.cur_mask ^= bit
-                self.strip[col] = ml | 0x80
-                self.go_fresh(col, child, acc and can_record, left, no_side, leftstrip, rightstrip,
-                              main_score, wm, cross_total)
-                self.cur_mask ^= bit
-                self.tiles_played -= 1
-                self.rack_tiles += 1
-                self.rack[0] += 1
+                if t != 0 and self.rack[t] == 0:
+                    self.rack_bits ^= (<uint64_t> 1) << t
+                self.rack[t] += 1
+                if t == 0:
+                    break
+                t = 0
 
     cdef inline void go_fresh(self, int col, uint32_t node, bint record, bint left, bint no_side, int leftstrip,
                               int rightstrip, int main_score, int word_mult, int cross_total) noexcept nogil:
@@ -641,7 +636,7 @@ cdef class MoveGen:
                     int main_score, int word_mult, int cross_total) noexcept nogil:
         cdef int lm, wm, val, dim = self.dim
         cdef bint fresh = self.row_tiles[col] == 0
-        cdef bint no_left, no_right
+        cdef bint no_side, record, left
         if fresh:
             val = 0 if (letter & 0x80) else self.scores[letter]
             lm = self.row_lm[col]
@@ -655,15 +650,18 @@ cdef class MoveGen:
             main_score += 0 if (letter & 0x80) else self.scores[letter & 0x7F]
             self.strip[col] = 0
         if col <= self.anchor_col:
-            no_left = col == 0 or self.row_tiles[col - 1] == 0
+            no_side = col == 0 or self.row_tiles[col - 1] == 0
             # (a search from a run's last tile has placed nothing until it leaves the run)
-            self.go_fresh(col, node, accepts and no_left and self.tiles_played > 0 and
-                          (self.anchor_col == dim - 1 or self.row_tiles[self.anchor_col + 1] == 0),
-                          True, no_left, col, rightstrip, main_score, word_mult, cross_total)
+            record = accepts and no_side and self.tiles_played > 0 and \
+                (self.anchor_col == dim - 1 or self.row_tiles[self.anchor_col + 1] == 0)
+            left = True
+            leftstrip = col
         else:
-            no_right = col == dim - 1 or self.row_tiles[col + 1] == 0
-            self.go_fresh(col, node, accepts and no_right, False, no_right, leftstrip, col, main_score, word_mult,
-                          cross_total)
+            no_side = col == dim - 1 or self.row_tiles[col + 1] == 0
+            record = accepts and no_side
+            left = False
+            rightstrip = col
+        self.go_fresh(col, node, record, left, no_side, leftstrip, rightstrip, main_score, word_mult, cross_total)
 
     cdef void cache_lane(self, int d, int lane) noexcept nogil:
         """Copy lane `lane` of orientation d (tiles, cross-sets, premiums, anchors) into the row cache."""
