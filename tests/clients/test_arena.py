@@ -92,6 +92,28 @@ def test_game_pairs_share_their_tiles_with_seats_swapped(server) -> None:
     assert sum(int(v["games"]) for v in summary.by_phase.values()) == 4
 
 
+def test_an_engine_move_may_outlast_the_unary_deadline(server) -> None:
+    """A move on a tournament clock can take minutes: EngineMove is a job, so neither the client's deadline for
+    quick calls nor a fixed one in the arena cuts it short (only the mover's clock plus a grace does)."""
+    import time
+
+    from macondo_client import Client
+
+    with Client(f"127.0.0.1:{server.port}") as setup:
+        games = [setup.create_game(seed=5).game_id for _ in range(2)]   # (the first loads the lexicon)
+        timed = setup.create_game(seed=6, clock_seconds=30)
+    with Client(f"127.0.0.1:{server.port}", timeout=0.4) as c:
+        t0 = time.monotonic()
+        r = c.engine_move(games[0], "sim:max_time=1.2,stop=none,iterations=100000")
+        assert time.monotonic() - t0 > 0.8 and r.phase == "sim"
+        # a deadline given is still one: the server answers within it, with its best so far
+        t0 = time.monotonic()
+        r = c.engine_move(games[1], "sim:max_time=1.2,stop=none,iterations=100000", timeout=0.3)
+        assert time.monotonic() - t0 < 0.3 and r.phase == "sim"
+        played = Bot("bot1", c, "sim:stop=none").choose(timed.cgp, 6, 86, clock=30.0)
+        assert played.seconds > 0.8 and played.phase == "sim"
+
+
 def _first_rack(gcg: str) -> str:
     line = next(x for x in gcg.splitlines() if x.startswith(">"))
     return line.split()[1]

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from distributed import Future
 
 MAX_TURNS = 200
+ANSWER_GRACE = 120.0          # seconds past the mover's clock (or fixed budget) before a bot's server counts as silent
 MASK64 = (1 << 64) - 1
 PRE_ENDGAME_TILES = 6          # the bag sizes of the pre-endgame phase, for the report by phase
 GAME_PHASES = ("early", "pre-endgame", "endgame")
@@ -96,8 +97,16 @@ class Bot:
                                              clock_seconds=max(0.01, clock) if clock is not None else 0.0)
         else:
             mirror = self.client.create_game(cgp=cgp, seed=seed)
+        # the move takes at most the mover's clock (or the fixed budget); the deadline only catches a server
+        # that never answers
+        if clock is not None:
+            deadline: float | None = max(0.0, clock) + ANSWER_GRACE
+        elif self.move_time > 0 and "max_time=" not in self.strategy:
+            deadline = self.move_time + ANSWER_GRACE
+        else:
+            deadline = None
         try:
-            r = self.client.engine_move(mirror.game_id, self.effective_strategy())
+            r = self.client.engine_move(mirror.game_id, self.effective_strategy(), timeout=deadline)
             return Played(r.move.notation, r.phase, time.monotonic() - t0, r.detail)
         finally:
             try:

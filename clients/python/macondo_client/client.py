@@ -238,10 +238,12 @@ class Client:
 
     # -------------------------------------------------------------- plumbing
 
-    def _unary(self, method: str, request: Any, timeout: float | None = None) -> Any:
+    def _unary(self, method: str, request: Any, timeout: float | None = None, job: bool = False) -> Any:
         # as a future: a KeyboardInterrupt while waiting then leaves gRPC consistent (the call is cancelled),
-        # where one inside a blocking call's completion-queue wait can break the channel
-        future = getattr(self.stub, method).future(request, timeout=timeout or self.timeout)
+        # where one inside a blocking call's completion-queue wait can break the channel. A call that runs a
+        # job on the server (job=True) takes the streams' deadline: the job's own time limits apply.
+        future = getattr(self.stub, method).future(
+            request, timeout=timeout or (self.stream_timeout if job else self.timeout))
         try:
             return future.result()
         except grpc.RpcError as exc:
@@ -370,8 +372,12 @@ class Client:
         return reply
 
     def engine_move(self, game_id: str, strategy: str = "static", timeout: float | None = None) -> pb.EngineMoveResponse:
+        """The engine's move in the game, played. A simulating or solving strategy runs as a job for as long as
+        its budget allows (from the game clock, `max_time` or the strategy's defaults, within the server's job
+        limits): minutes on a tournament clock. So the call has the streams' deadline (`stream_timeout`, none
+        by default) unless `timeout` is given, not that of the quick unary calls."""
         req = pb.EngineMoveRequest(game_id=game_id, strategy=strategy)
-        reply: pb.EngineMoveResponse = self._unary("EngineMove", req, timeout)
+        reply: pb.EngineMoveResponse = self._unary("EngineMove", req, timeout, job=True)
         return reply
 
     def delete_game(self, game_id: str) -> bool:
