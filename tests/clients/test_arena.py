@@ -175,6 +175,30 @@ def test_another_engine_through_an_adapter(client, tmp_path) -> None:
     assert "cannot start the adapter" in err.value.message
 
 
+SLOW = textwrap.dedent("""
+    import json, sys, time
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("quit"):
+            break
+        time.sleep(req["seconds"] * 0.8)    # thinks for most of its budget, as a bot on a clock does
+        print(json.dumps({"move": "pass"}), flush=True)
+""")
+
+
+def test_an_adapter_is_waited_for_its_whole_budget(tmp_path) -> None:
+    """`timeout` is the least wait for an answer: a move with a longer budget (a long clock) gets that budget
+    and a grace, so a bot thinking as long as it may is not taken for a silent one."""
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW)
+    adapter = CommandBot("bot2", f"{sys.executable} {script}", move_time=1.5, timeout=0.5, retries=0)
+    try:
+        played = adapter.choose(f"{EMPTY} AEINQST/ 0/0 0", 1, 86)
+    finally:
+        adapter.close()
+    assert played.notation == "pass" and played.seconds > 1.0 and adapter.restarts == 0
+
+
 FLAKY = textwrap.dedent("""
     import json, os, sys
     marker = sys.argv[1]

@@ -121,7 +121,8 @@ class CommandBot:
     the adapter answers {"move": notation} or {"error": "..."}; {"quit": true} or the end of input ends it.
     With a clock and no fixed time a move, the budget is the clock left shared over the turns to come.
 
-    An adapter that fails a move (it exits, gives no answer within `timeout`, or answers garbage or an error)
+    An adapter that fails a move (it exits, gives no answer within `timeout` or the move's budget and two
+    minutes, whichever is longer, or answers garbage or an error)
     is killed and started again, and the move asked again with the budget left, up to `retries` times a move;
     each restart is said on stderr and counted (`restarts`). The time lost counts as the move's."""
 
@@ -204,7 +205,8 @@ class CommandBot:
             proc.stdin.flush()
         except OSError as exc:
             raise MacondoError(grpc.StatusCode.UNAVAILABLE, f"the adapter {self.label} stopped: {exc}") from None
-        line = _read_line(proc, self.timeout)
+        # (a long budget, on a long clock, is waited for in full)
+        line = _read_line(proc, max(self.timeout, float(request["seconds"]) + ANSWER_GRACE))
         if not line:
             raise MacondoError(grpc.StatusCode.UNAVAILABLE, f"the adapter {self.label} gave no answer")
         try:
