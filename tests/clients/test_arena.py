@@ -106,10 +106,11 @@ def test_an_engine_move_may_outlast_the_unary_deadline(server) -> None:
         t0 = time.monotonic()
         r = c.engine_move(games[0], "sim:max_time=1.2,stop=none,iterations=100000")
         assert time.monotonic() - t0 > 0.8 and r.phase == "sim"
-        # a deadline given is still one: the server answers within it, with its best so far
+        # a deadline given is still one: the server answers within it (DEADLINE_EXCEEDED otherwise), with its
+        # best so far
         t0 = time.monotonic()
-        r = c.engine_move(games[1], "sim:max_time=1.2,stop=none,iterations=100000", timeout=0.3)
-        assert time.monotonic() - t0 < 0.3 and r.phase == "sim"
+        r = c.engine_move(games[1], "sim:max_time=3,stop=none,iterations=100000", timeout=1.5)
+        assert time.monotonic() - t0 < 1.5 and r.phase == "sim"
         played = Bot("bot1", c, "sim:stop=none").choose(timed.cgp, 6, 86, clock=30.0)
         assert played.seconds > 0.8 and played.phase == "sim"
 
