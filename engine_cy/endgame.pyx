@@ -259,6 +259,7 @@ cdef class EndgameWorker:
         self.lane_reuse = True
         self.d1_cut = True
         self.probe_first = True
+        self.last_ply_bounded = False
         self.lanes_generated = 0
         self.lanes_reused = 0
         self.probes = 0
@@ -576,7 +577,7 @@ cdef class EndgameWorker:
         cdef int spread = self.g.score[p] - self.g.score[1 - p]
         cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, best, i, j, n, base, k, flag
         cdef int own_val, opp_val, rack_n, alpha_in, r, pass_v
-        cdef bint stopped, stand_pat
+        cdef bint stopped, stand_pat, upper
         cdef int32_t sc = 0
         cdef int64_t val = 0
         cdef uint64_t tt_move = 0, best_move = 0, mv
@@ -636,10 +637,41 @@ cdef class EndgameWorker:
             else:
                 pass_v = spread
             stopped = False
+            upper = False
             if self.d1_cut and pass_v >= beta:
                 # passing alone reaches beta: a lower bound without generating (fail high)
                 r = 0
                 stopped = True
+            elif self.last_ply_bounded and self.d1_cut and self.lane_reuse and ply > 0 and \
+                    not self.lc_valid[ply - 1] and not self.d1_first[ply - 1] and self.g.board.n_tiles > 0:
+                # the parent's first child here: no sibling has listed its lanes, and most parents cut at this
+                # child. Only a value above alpha matters, so the placements are searched best bound first
+                # from alpha up (anchors whose bound cannot pass it are skipped) and stop at beta; a later
+                # sibling lists the lanes for the rest to reuse
+                self.d1_first[ply - 1] = True
+                self.last_ply_bounded_nodes += 1
+                self.mg.set_eg_value(1, 2 * opp_val, 0, 0)
+                self.mg.eg_seeded = True
+                self.mg.eg_seed_value = <int64_t> alpha - spread + 1
+                self.mg.eg_seed_key = 0x7FFFFFFF
+                self.mg.eg_shadow = True
+                self.mg.eg_stop_value = <int64_t> beta - spread
+                self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
+                self.mg.eg_stop_value = INT64_MAX
+                self.mg.eg_shadow = False
+                self.mg.eg_seeded = False
+                r = 0
+                if self.mg.n_moves > 0:
+                    m = self.mg.move_buf[0]
+                    r = 1
+                    mv = pack_move(&m)
+                    sc = m.score
+                    val = self.mg.eg_best_value
+                    stopped = val >= <int64_t> beta - spread     # (the search stops there: a lower bound)
+                else:
+                    # every placement is worth at most alpha: an upper bound
+                    upper = True
+                    best = alpha
             else:
                 r = self.gen_reuse(ply, p, opp_val, True, 2 * opp_val, rack_n, &mv, &sc, &val,
                                    (<int64_t> beta - spread) if self.d1_cut else INT64_MAX, &stopped)
@@ -675,13 +707,16 @@ cdef class EndgameWorker:
             if self.use_tt:
                 # a search stopped at beta knows a lower bound only; passing first says nothing about the
                 # best move, so the table keeps the move it had (deeper iterations order by it)
-                self.tt.store(self.g.hash, best - spread, 1, TT_LOWER if stopped else TT_EXACT,
-                              tt_move if r == 0 and stopped else best_move)
+                upper = upper and best <= alpha
+                self.tt.store(self.g.hash, best - spread, 1,
+                              TT_LOWER if stopped else (TT_UPPER if upper else TT_EXACT),
+                              tt_move if r == 0 and (stopped or upper) else best_move)
             return best
         alpha_in = alpha
         # children at the last ply cut at once when passing reaches their beta (d1_cut): decided here unplayed
         stand_pat = depth == 2 and self.d1_cut and not self.heuristics and self.g.max_zeros >= 2
         self.lc_valid[ply] = False      # the children's lane reuse starts afresh
+        self.d1_first[ply] = False
         if self.probe_first and not pv and tt_move == 0 and \
                 self.first_move(ply, depth, p, opp_val, rack_n, &probe_mv, &sc):
             # most nodes off the principal line cut at their first move: find it without listing the moves

@@ -131,6 +131,9 @@ cdef class MoveGen:
     cdef bint eg_seeded, eg_found
     cdef int64_t eg_seed_value
     cdef int eg_seed_key
+    # a RECORD_EG_BEST search best bound first stops once its best reaches eg_stop_value (then only a lower
+    # bound on the best); INT64_MAX: never
+    cdef int64_t eg_stop_value
     cdef int shadow_scale                 # shadow bounds' unit per point of score: EQUITY_SCALE, or eg_mul
     cdef void set_eg_value(self, int64_t mul, int64_t out, int64_t tile_pen, int64_t face_pen) noexcept nogil
     cdef readonly long n_placements

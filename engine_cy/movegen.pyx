@@ -127,6 +127,7 @@ cdef class MoveGen:
     """Generates every legal play for a rack on a board, scored and valued (millipoints)."""
 
     def __cinit__(self):
+        self.eg_stop_value = 0x7FFFFFFFFFFFFFFF
         self.small_buf = NULL
         self.small_score = NULL
         self.small_equity = NULL
@@ -1101,6 +1102,8 @@ cdef class MoveGen:
             self.max_tiles = k
             self.recursive_gen(top.col, self.root, top.col, top.col, 0, 1, 0)
             self.max_tiles = saved_max
+            if self.record_mode == RECORD_EG_BEST and self.eg_found and self.eg_best_value >= self.eg_stop_value:
+                break
 
     cdef void prepare_shadow(self) noexcept nogil:
         """Rack values sorted descending and the best leave term for each number of tiles played, for plays

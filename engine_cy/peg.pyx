@@ -239,6 +239,7 @@ cdef class PegWorker:
         self.eg = EndgameWorker(kwg, ld, tt, bingo_bonus)
         self.eg.attach(self.g)
         self.eg.stop_flag = &self.own_stop
+        self.eg.last_ply_bounded = True      # each endgame is one null-window search
         self.mg = MoveGen(kwg, ld, klv, bingo_bonus)
         self.mg.bind(self.g.board)
         self.me = self.g.on_turn
@@ -335,16 +336,23 @@ cdef class PegWorker:
     def set_deadline(self, double deadline):
         self.eg.deadline = deadline
 
-    def endgame_options(self, lane_reuse=None, d1_cut=None, probe_first=None):
+    def endgame_options(self, lane_reuse=None, d1_cut=None, probe_first=None, last_ply_bounded=None):
         """The endgame searcher's speed options (for tests and benchmarks: results are the same either way);
-        returns the current (lane_reuse, d1_cut, probe_first)."""
+        returns the current (lane_reuse, d1_cut, probe_first, last_ply_bounded)."""
         if lane_reuse is not None:
             self.eg.lane_reuse = lane_reuse
         if d1_cut is not None:
             self.eg.d1_cut = d1_cut
         if probe_first is not None:
             self.eg.probe_first = probe_first
-        return self.eg.lane_reuse, self.eg.d1_cut, self.eg.probe_first
+        if last_ply_bounded is not None:
+            self.eg.last_ply_bounded = last_ply_bounded
+        return self.eg.lane_reuse, self.eg.d1_cut, self.eg.probe_first, self.eg.last_ply_bounded
+
+    @property
+    def last_ply_bounded_nodes(self):
+        """Last-ply nodes searched best bound first from alpha up (EndgameWorker.last_ply_bounded)."""
+        return self.eg.last_ply_bounded_nodes
 
     @property
     def stopped(self):

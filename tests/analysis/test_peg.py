@@ -219,6 +219,24 @@ def test_nested_cache_changes_nothing_but_time(engine):
 
 
 @needs_cases
+def test_bounded_last_ply_changes_no_verdict(engine):
+    """The endgames' last ply searched best bound first from alpha up (a bound, not the exact best, when no
+    play passes alpha) gives every draw the same outcome as the full last ply, against every play."""
+    c = CASES["peg-onyx-nwl20"]
+    outcomes = []
+    for bounded in (True, False):
+        job = PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=3, threads=1, skip_tiebreaker=True))
+        for w in job.workers:
+            assert w.endgame_options(last_ply_bounded=bounded)[3] == bounded
+        res = job.run()
+        used = sum(w.last_ply_bounded_nodes for w in job.workers)
+        assert (used > 0) == bounded
+        outcomes.append({(p.text, g.label): g.outcome for p in res.plays for g in p.groups})
+    assert outcomes[0] == outcomes[1]
+    assert {1, 3} <= set(outcomes[0].values())     # won and lost draws both
+
+
+@needs_cases
 def test_eventuality_agrees_with_the_solve(engine):
     c = CASES["peg-onyx-nwl20"]
     pos = parse_cgp(c["cgp"])
