@@ -103,17 +103,17 @@ cdef class EndgameWorker:
     # per parent ply and lane: the first placement of highest estimate keeping a tile, and of highest score
     # going out, among the sibling lists (lane_maxima; lc_max_k: the per-tile term they were taken with)
     cdef bint lc_max_valid[EG_MAX_PLY]
+    cdef int lc_max_k[EG_MAX_PLY]
+    cdef int lc_no_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int64_t lc_no_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int lc_out_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int64_t lc_out_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
     cdef bint d1_first[EG_MAX_PLY]     # a child at the last ply has searched best bound first (no lists)
     # the first child at the last ply is searched best bound first from alpha up, without lists for its
     # siblings (for single null-window searches, the pre-endgame's: their last ply's exact values are not
     # asked for again); last_ply_bounded_nodes counts those searches
     cdef public bint last_ply_bounded
     cdef public long long last_ply_bounded_nodes
-    cdef int lc_max_k[EG_MAX_PLY]
-    cdef int lc_no_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
-    cdef int64_t lc_no_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
-    cdef int lc_out_i[EG_MAX_PLY][2 * MAX_BOARD_DIM]
-    cdef int64_t lc_out_v[EG_MAX_PLY][2 * MAX_BOARD_DIM]
     cdef inline void pv_extend(self, int ply, uint64_t mv, int32_t score) noexcept nogil
     cdef inline int list_moves(self, int depth, int rack_n, int opp_val, uint64_t tt_move) noexcept nogil
     cdef inline bint depth1_stop(self, int depth, int i) noexcept nogil

@@ -58,6 +58,8 @@ class EndgameWorker:
     probe_first: bool
     probes: int
     probe_cuts: int
+    last_ply_bounded: bool
+    last_ply_bounded_nodes: int
     multi_k: int
     def __init__(
         self, kwg: Kwg, ld: LetterDistribution, tt: TranspositionTable, bingo_bonus: int = 50

@@ -26,7 +26,7 @@ from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.prune import pruned_kwg
 from engine_cy.move cimport (Move, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE, pack_move, unpack_move, packed_kind,
                              packed_tiles)
-from engine_cy.movegen cimport MoveGen, RECORD_SMALL, RECORD_EG_BEST
+from engine_cy.movegen cimport MoveGen, RECORD_SMALL, RECORD_EG_BEST, RECORD_USES
 
 cdef extern from *:
     """
@@ -463,13 +463,19 @@ cdef class EndgameWorker:
     # ------------------------------------------------------------ leaf heuristic
 
     cdef int stuck_value(self, int player) noexcept nogil:
-        """Face value of the player's tiles that no legal placement on the board can use."""
-        cdef int uses[MAX_ALPHABET]
+        """Face value of the player's tiles that no legal placement on the board can use (the search stops
+        once every letter of the rack is seen used)."""
         cdef int ml, v = 0
-        self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_SMALL, 0, False)
-        self.mg.tile_uses(uses)
+        cdef uint64_t need = 0
         for ml in range(1, self.g.ld.size):
-            if self.g.racks[player][ml] and uses[ml] == 0:
+            if self.g.racks[player][ml]:
+                need |= (<uint64_t> 1) << ml
+        if need == 0:
+            return 0
+        self.mg.uses_need = need
+        self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_USES, 0, False)
+        for ml in range(1, self.g.ld.size):
+            if self.g.racks[player][ml] and not ((self.mg.uses_mask >> ml) & 1):
                 v += self.g.racks[player][ml] * self.g.scores_tbl[ml]
         return v
 

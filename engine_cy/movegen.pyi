@@ -56,6 +56,7 @@ class MoveGen:
         n: int = 0,
         sort: bool = True,
     ) -> int: ...
+    def used_letters(self, board: Board, rack: Sequence[int], letters: Iterable[int]) -> set[int]: ...
     def eg_best(
         self,
         board: Board,

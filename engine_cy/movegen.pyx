@@ -330,7 +330,7 @@ cdef class MoveGen:
     cdef void record(self, Move* m) noexcept nogil:
         cdef int i, parent, child, smallest, n
         cdef Move tmp
-        if self.record_mode == RECORD_EG_BEST:
+        if self.record_mode == RECORD_EG_BEST or self.record_mode == RECORD_USES:
             return                  # placements are kept by record_place; passes and exchanges are not wanted
         if self.record_mode == RECORD_BEST:
             if not self.has_best or move_cmp(m, &self.best) < 0:
@@ -442,6 +442,16 @@ cdef class MoveGen:
                 if self.strip[i] != 0 and ((self.cross_bits >> i) & 1):
                     return
         self.n_placements += 1
+        if self.record_mode == RECORD_USES:
+            for i in range(leftstrip, rightstrip + 1):
+                t = self.strip[i]     # 0 on played-through squares
+                if t != 0:
+                    self.uses_mask |= (<uint64_t> 1) << (0 if (t & 0x80) else t)
+            if (self.uses_mask & self.uses_need) == self.uses_need:
+                # every letter asked about is used: no further tile is placed, and no further lane searched
+                self.uses_done = True
+                self.max_tiles = 0
+            return
         if self.record_mode == RECORD_EG_BEST:
             # the searcher's value of the play (set_eg_value): only a strictly better one replaces the best
             value = score * self.eg_mul
@@ -514,7 +524,7 @@ cdef class MoveGen:
                 self.go_on(col, cur, n & KWG_ARC_MASK, (n & KWG_ACCEPTS) != 0, leftstrip, rightstrip,
                            main_score, word_mult, cross_total)
             return
-        if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
+        if self.rack_tiles == 0 or self.tiles_played >= self.max_tiles:
             return
         cs = self.row_cs[col] & kids & self.usable_letters()
         if cs == 0:
@@ -612,7 +622,7 @@ cdef class MoveGen:
         go there (no tile left to place, or none that both continues the node's words and fits the square)."""
         if self.row_tiles[col] != 0:
             return True
-        if self.rack_tiles == 0 or self.tiles_played == self.max_tiles:
+        if self.rack_tiles == 0 or self.tiles_played >= self.max_tiles:
             return False
         return (self.row_cs[col] & self.kids_of(node) &
                 self.usable_letters()) != 0
@@ -1583,6 +1593,8 @@ cdef class MoveGen:
         self.n_moves = 0
         self.has_best = False
         self.eg_found = False
+        self.uses_mask = 0
+        self.uses_done = False
         if self.record_mode == RECORD_EG_BEST and self.eg_seeded:
             self.has_best = True
             self.eg_best_value = self.eg_seed_value
@@ -1610,6 +1622,13 @@ cdef class MoveGen:
                 for lane in range(self.dim):
                     self.lane = lane
                     self.gen_lane()
+                    if self.uses_done:
+                        break
+                if self.uses_done:
+                    break
+        if self.uses_done:
+            self.max_tiles = RACK_SIZE
+            self.uses_done = False
         self.record_pass()
         if (self.record_mode == RECORD_BEST and self.has_best) or (self.record_mode == RECORD_EG_BEST and self.eg_found):
             self.move_buf[0] = self.best
@@ -1800,6 +1819,24 @@ cdef class MoveGen:
         if self.n_moves == 0:
             return None
         return self.moves()[0], self.eg_best_value
+
+    def used_letters(self, Board board, rack, letters):
+        """Which of `letters` (machine letters; 0 = a blank standing for any letter) some legal placement of
+        `rack` on `board` uses (RECORD_USES: the search stops once it has seen all of them). Returns a set."""
+        cdef uint8_t counts[MAX_ALPHABET]
+        cdef uint64_t need = 0
+        self.rack_counts(rack, counts)
+        for ml in letters:
+            if not 0 <= ml < self.ld.size:
+                raise ValueError(f"letter {ml} is not in the alphabet")
+            need |= (<uint64_t> 1) << <int> ml
+        if not board.cross_valid:
+            _compute_cross_sets(board, self.kwg, self.ld)
+        self.bind(board)
+        self.uses_need = need
+        with nogil:
+            self.gen_c(counts, 0, -1, RECORD_USES, 0, False)
+        return {ml for ml in letters if (self.uses_mask >> <int> ml) & 1}
 
     def packed_moves(self):
         """After a 'small' generation: (packed uint64, score int32, equity int32 millipoints) numpy arrays."""

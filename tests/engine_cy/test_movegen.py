@@ -232,6 +232,60 @@ def test_against_brute_force(seed):
         _place_random(board, gen.moves(), rng)
 
 
+def _letters_of(tiles_lists):
+    """The letters the placements' new tiles use (a blank as 0, whatever it stands for)."""
+    return {0 if t & 0x80 else t for tiles in tiles_lists for t in tiles if t}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_used_letters_against_brute_force(seed):
+    """The search for the letters some placement uses (stopping once all asked are seen) names exactly the
+    letters of the brute-force plays, stuck letters included (tiles in no word of the lexicon)."""
+    words = {enc(w) for w in SMALL_WORDS}
+    kwg = Kwg(build_kwg(sorted(words)))
+    gen = MoveGen(kwg, LD, None)
+    rng = random.Random(100 + seed)
+    board = new_board()
+    letters = [1, 2, 4, 5, 18, 19]
+    checked = 0
+    for _step in range(8):
+        rack = [rng.choice(letters + [0, 17, 26]) for _ in range(rng.randint(1, 7))]
+        expected = brute_force_moves(board.tiles_list(), rack, words, LD, _premium(board))
+        used = _letters_of(key[3] for key in expected)
+        asked = set(rack)
+        assert gen.used_letters(board, rack, asked) == used & asked, (seed, rack)
+        for one in asked:
+            assert gen.used_letters(board, rack, [one]) == used & {one}
+        checked += len(asked - used) > 0
+        full_rack = [rng.choice(letters) for _ in range(7)]
+        gen.generate(board, full_rack, 50)
+        _place_random(board, gen.moves(), rng)
+    assert checked > 0, "no unused letter was asked about"
+    with pytest.raises(ValueError, match="not in the alphabet"):
+        gen.used_letters(board, [1], [99])
+
+
+def test_used_letters_agree_with_every_move(registry):
+    """On NWL20 boards (7-tile racks: the word map's plays too), the letters seen used are those of the full
+    generation's placements."""
+    if "NWL20" not in registry.available():
+        pytest.skip("NWL20 absent")
+    lex = registry.get("NWL20")
+    gen = MoveGen(lex.kwg, lex.ld, lex.klv)
+    rng = random.Random(7)
+    board = new_board()
+    seen_unused = 0
+    for _step in range(14):
+        rack = [rng.randrange(0, 27) for _ in range(rng.choice([2, 5, 7]))]
+        gen.generate(board, rack, 0)
+        used = _letters_of(m[4] for m in gen.moves() if m[0] == "place")
+        assert gen.used_letters(board, rack, set(rack)) == used & set(rack), rack
+        seen_unused += len(set(rack) - used) > 0
+        gen.generate(board, [rng.randrange(1, 27) for _ in range(7)], 50)
+        _place_random(board, gen.moves(), rng)
+    assert seen_unused > 0
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_one_tile_racks_against_brute_force(seed):
     """Racks of one tile (the endgame's playouts end on them, and the generator searches only the lanes where
