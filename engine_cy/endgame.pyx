@@ -26,7 +26,7 @@ from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.prune import pruned_kwg
 from engine_cy.move cimport (Move, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE, pack_move, unpack_move, packed_kind,
                              packed_tiles)
-from engine_cy.movegen cimport MoveGen, RECORD_SMALL, RECORD_EG_BEST, RECORD_USES
+from engine_cy.movegen cimport MoveGen, RECORD_SMALL, RECORD_EG_BEST
 
 cdef extern from *:
     """
@@ -472,10 +472,9 @@ cdef class EndgameWorker:
                 need |= (<uint64_t> 1) << ml
         if need == 0:
             return 0
-        self.mg.uses_need = need
-        self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_USES, 0, False)
+        need &= ~self.mg.letters_used(self.g.racks[player], need, 1)
         for ml in range(1, self.g.ld.size):
-            if self.g.racks[player][ml] and not ((self.mg.uses_mask >> ml) & 1):
+            if (need >> ml) & 1:
                 v += self.g.racks[player][ml] * self.g.scores_tbl[ml]
         return v
 

@@ -14,8 +14,8 @@ cdef enum:
     RECORD_SMALL = 3          # every move, packed in 64 bits (see move.pxd) with score and equity
     RECORD_EG_BEST = 4        # the first placement (generation order) of highest value (see set_eg_value),
                               # in move_buf[0] (n_moves 0 or 1); no pass, no exchange
-    RECORD_USES = 5           # no moves: uses_mask gets the letters the placements use (bit 0 a blank); the
-                              # search stops once it holds every letter of uses_need
+    RECORD_USES = 5           # no moves: uses_mask gets the letters at least uses_min placed tiles use (bit 0
+                              # a blank); the search stops once it holds every letter of uses_need
 
 cdef enum:
     EXT_CACHE = 1024          # lane-extension sets cached by lane contents (direct-mapped)
@@ -137,7 +137,10 @@ cdef class MoveGen:
     # bound on the best); INT64_MAX: never
     cdef int64_t eg_stop_value
     cdef uint64_t uses_mask, uses_need    # RECORD_USES
+    cdef int uses_min
+    cdef int uses_cnt[MAX_ALPHABET]
     cdef bint uses_done
+    cdef uint64_t letters_used(self, const uint8_t* rack, uint64_t need, int min_uses) noexcept nogil
     cdef int shadow_scale                 # shadow bounds' unit per point of score: EQUITY_SCALE, or eg_mul
     cdef void set_eg_value(self, int64_t mul, int64_t out, int64_t tile_pen, int64_t face_pen) noexcept nogil
     cdef readonly long n_placements

@@ -56,7 +56,9 @@ class MoveGen:
         n: int = 0,
         sort: bool = True,
     ) -> int: ...
-    def used_letters(self, board: Board, rack: Sequence[int], letters: Iterable[int]) -> set[int]: ...
+    def used_letters(
+        self, board: Board, rack: Sequence[int], letters: Iterable[int], min_uses: int = 1
+    ) -> set[int]: ...
     def eg_best(
         self,
         board: Board,

@@ -446,7 +446,10 @@ cdef class MoveGen:
             for i in range(leftstrip, rightstrip + 1):
                 t = self.strip[i]     # 0 on played-through squares
                 if t != 0:
-                    self.uses_mask |= (<uint64_t> 1) << (0 if (t & 0x80) else t)
+                    key = 0 if (t & 0x80) else t
+                    self.uses_cnt[key] += 1
+                    if self.uses_cnt[key] >= self.uses_min:
+                        self.uses_mask |= (<uint64_t> 1) << key
             if (self.uses_mask & self.uses_need) == self.uses_need:
                 # every letter asked about is used: no further tile is placed, and no further lane searched
                 self.uses_done = True
@@ -1820,11 +1823,22 @@ cdef class MoveGen:
             return None
         return self.moves()[0], self.eg_best_value
 
-    def used_letters(self, Board board, rack, letters):
-        """Which of `letters` (machine letters; 0 = a blank standing for any letter) some legal placement of
-        `rack` on `board` uses (RECORD_USES: the search stops once it has seen all of them). Returns a set."""
+    cdef uint64_t letters_used(self, const uint8_t* rack, uint64_t need, int min_uses) noexcept nogil:
+        """The letters of `need` (bit ml; bit 0 a blank, whatever it stands for) that at least min_uses tiles of
+        the legal placements of `rack` use, counting each placed tile (RECORD_USES: the search stops once all
+        of `need` is seen; the bound board's cross-sets must be valid)."""
+        self.uses_need = need
+        self.uses_min = min_uses if min_uses > 1 else 1
+        memset(self.uses_cnt, 0, sizeof(self.uses_cnt))
+        self.gen_c(rack, 0, -1, RECORD_USES, 0, False)
+        return self.uses_mask & need
+
+    def used_letters(self, Board board, rack, letters, int min_uses=1):
+        """Which of `letters` (machine letters; 0 = a blank, whatever it stands for) at least `min_uses` placed
+        tiles of the legal placements of `rack` on `board` use (the search stops once it has seen all of
+        them). Returns a set."""
         cdef uint8_t counts[MAX_ALPHABET]
-        cdef uint64_t need = 0
+        cdef uint64_t need = 0, used
         self.rack_counts(rack, counts)
         for ml in letters:
             if not 0 <= ml < self.ld.size:
@@ -1833,10 +1847,9 @@ cdef class MoveGen:
         if not board.cross_valid:
             _compute_cross_sets(board, self.kwg, self.ld)
         self.bind(board)
-        self.uses_need = need
         with nogil:
-            self.gen_c(counts, 0, -1, RECORD_USES, 0, False)
-        return {ml for ml in letters if (self.uses_mask >> <int> ml) & 1}
+            used = self.letters_used(counts, need, min_uses)
+        return {ml for ml in letters if (used >> <int> ml) & 1}
 
     def packed_moves(self):
         """After a 'small' generation: (packed uint64, score int32, equity int32 millipoints) numpy arrays."""

@@ -368,8 +368,7 @@ cdef class PegWorker:
     cdef bint at_risk(self, int player) noexcept nogil:
         """Whether the player holds a tile that at most risk_moves legal placements use (0: a stuck tile).
         The answer depends on the board and that rack only: cached by them."""
-        cdef int uses[MAX_ALPHABET]
-        cdef uint64_t key
+        cdef uint64_t key, need = 0
         cdef int ml
         cdef bint res = False
         key = _mix(self.g.hash ^ self.g.rack_hash(1 - player) ^ (<uint64_t> player << 60)
@@ -378,12 +377,11 @@ cdef class PegWorker:
             key = 2
         if (self.risk_cache[(key >> 1) & (RISK_CACHE - 1)] & ~(<uint64_t> 1)) == key:
             return self.risk_cache[(key >> 1) & (RISK_CACHE - 1)] & 1
-        self.mg.gen_c(self.g.racks[player], 0, -1, RECORD_SMALL, 0, False)
-        self.mg.tile_uses(uses)
         for ml in range(self.g.ld.size):
-            if self.g.racks[player][ml] and uses[ml] <= self.risk_moves:
-                res = True
-                break
+            if self.g.racks[player][ml]:
+                need |= (<uint64_t> 1) << ml
+        # at risk: a letter of the rack (the blank included) that at most risk_moves placed tiles use
+        res = need != 0 and self.mg.letters_used(self.g.racks[player], need, self.risk_moves + 1) != need
         self.risk_cache[(key >> 1) & (RISK_CACHE - 1)] = key | (<uint64_t> res)
         return res
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -278,9 +279,14 @@ def test_used_letters_agree_with_every_move(registry):
     for _step in range(14):
         rack = [rng.randrange(0, 27) for _ in range(rng.choice([2, 5, 7]))]
         gen.generate(board, rack, 0)
-        used = _letters_of(m[4] for m in gen.moves() if m[0] == "place")
+        places = [m[4] for m in gen.moves() if m[0] == "place"]
+        used = _letters_of(places)
         assert gen.used_letters(board, rack, set(rack)) == used & set(rack), rack
         seen_unused += len(set(rack) - used) > 0
+        # counted per placed tile, as the opponent-at-risk test counts them (at most 2 uses: at risk)
+        uses = Counter(0 if t & 0x80 else t for tiles in places for t in tiles if t)
+        for k in (2, 3, 40):
+            assert gen.used_letters(board, rack, set(rack), min_uses=k) == {x for x in set(rack) if uses[x] >= k}
         gen.generate(board, [rng.randrange(1, 27) for _ in range(7)], 50)
         _place_random(board, gen.moves(), rng)
     assert seen_unused > 0
