@@ -1012,10 +1012,18 @@ cdef class MoveGen:
         cdef bint bingos = self.begin_bingos()
         cdef equity_t b1, b2
         cdef int by_value[MAX_ALPHABET]     # the rack's letters (not the blank), highest value first
-        cdef int n_by_value, t
-        cdef uint64_t usable = self.usable_letters()
+        cdef uint64_t tier_mask[RACK_SIZE]  # ... grouped by value: the letters of each value, highest first
+        cdef int tier_val[RACK_SIZE]
+        cdef int n_by_value, t, n_tiers = 0
+        cdef uint64_t usable = self.usable_letters(), cs
         self.prepare_shadow()
         n_by_value = _letters_by_value(self.rack, self.scores, 1, self.ld.size, by_value)
+        for t in range(n_by_value):
+            if n_tiers == 0 or tier_val[n_tiers - 1] != self.scores[by_value[t]]:
+                tier_val[n_tiers] = self.scores[by_value[t]]
+                tier_mask[n_tiers] = 0
+                n_tiers += 1
+            tier_mask[n_tiers - 1] |= (<uint64_t> 1) << by_value[t]
         for d in range(2):
             if self.board_empty and d == 1 and not self.board.open_down:
                 break
@@ -1031,10 +1039,10 @@ cdef class MoveGen:
                     # the highest value of a rack letter (not the blank) the square accepts
                     self.row_cap[idx] = 0
                     if self.row_tiles[idx] == 0:
-                        letters = self.row_cs[idx]
-                        for t in range(n_by_value):
-                            if (letters >> by_value[t]) & 1:
-                                self.row_cap[idx] = self.scores[by_value[t]]
+                        cs = self.row_cs[idx]
+                        for t in range(n_tiers):
+                            if cs & tier_mask[t]:
+                                self.row_cap[idx] = tier_val[t]
                                 break
                 last = -100
                 anchors = self.anchor_bits
