@@ -1006,7 +1006,7 @@ cdef class MoveGen:
         the plays that keep every blank (the blank held back, which prunes most of the tree), then the
         plays that use one, bounded by the leaves without it."""
         cdef int d, lane, idx, last, n_anchors = 0, a, nb = self.rack[0], ml
-        cdef uint64_t letters, anchors
+        cdef uint64_t anchors
         cdef uint32_t ok
         cdef AnchorBound* anc = self.anchors
         cdef bint bingos = self.begin_bingos()
