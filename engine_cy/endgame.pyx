@@ -582,7 +582,7 @@ cdef class EndgameWorker:
         cdef int spread = self.g.score[p] - self.g.score[1 - p]
         cdef int tt_score = 0, tt_depth = 0, tt_flag = 0, v, best, i, j, n, base, k, flag
         cdef int own_val, opp_val, rack_n, alpha_in, r, pass_v
-        cdef bint stopped, stand_pat, upper
+        cdef bint stopped, stand_pat, upper, bounded
         cdef int32_t sc = 0
         cdef int64_t val = 0
         cdef uint64_t tt_move = 0, best_move = 0, mv
@@ -643,6 +643,7 @@ cdef class EndgameWorker:
                 pass_v = spread
             stopped = False
             upper = False
+            bounded = False
             if self.d1_cut and pass_v >= beta:
                 # passing alone reaches beta: a lower bound without generating (fail high)
                 r = 0
@@ -655,34 +656,24 @@ cdef class EndgameWorker:
                 # sibling lists the lanes for the rest to reuse
                 self.d1_first[ply - 1] = True
                 self.last_ply_bounded_nodes += 1
-                self.mg.set_eg_value(1, 2 * opp_val, 0, 0)
-                self.mg.eg_seeded = True
-                self.mg.eg_seed_value = <int64_t> alpha - spread + 1
-                self.mg.eg_seed_key = 0x7FFFFFFF
-                self.mg.eg_shadow = True
-                self.mg.eg_stop_value = <int64_t> beta - spread
-                self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
-                self.mg.eg_stop_value = INT64_MAX
-                self.mg.eg_shadow = False
-                self.mg.eg_seeded = False
-                r = 0
-                if self.mg.n_moves > 0:
-                    m = self.mg.move_buf[0]
-                    r = 1
-                    mv = pack_move(&m)
-                    sc = m.score
-                    val = self.mg.eg_best_value
-                    stopped = val >= <int64_t> beta - spread     # (the search stops there: a lower bound)
-                else:
-                    # every placement is worth at most alpha: an upper bound
-                    upper = True
-                    best = alpha
+                bounded = True
+                r = -1          # generated below
             else:
                 r = self.gen_reuse(ply, p, opp_val, True, 2 * opp_val, rack_n, &mv, &sc, &val,
                                    (<int64_t> beta - spread) if self.d1_cut else INT64_MAX, &stopped)
             if r < 0:
                 self.mg.set_eg_value(1, 2 * opp_val, 0, 0)
+                if bounded:
+                    self.mg.eg_seeded = True
+                    self.mg.eg_seed_value = <int64_t> alpha - spread + 1
+                    self.mg.eg_seed_key = 0x7FFFFFFF
+                    self.mg.eg_shadow = True
+                    self.mg.eg_stop_value = <int64_t> beta - spread
                 self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
+                if bounded:
+                    self.mg.eg_stop_value = INT64_MAX
+                    self.mg.eg_shadow = False
+                    self.mg.eg_seeded = False
                 r = 0
                 if self.mg.n_moves > 0:
                     m = self.mg.move_buf[0]
@@ -690,6 +681,12 @@ cdef class EndgameWorker:
                     mv = pack_move(&m)
                     sc = m.score
                     val = self.mg.eg_best_value
+                if bounded and r == 1:
+                    stopped = val >= <int64_t> beta - spread     # (the search stops there: a lower bound)
+                elif bounded:
+                    # every placement is worth at most alpha: an upper bound
+                    upper = True
+                    best = alpha
             if r == 1:
                 best = spread + <int> val
                 best_move = mv
