@@ -114,6 +114,19 @@ cdef class EndgameWorker:
     # asked for again); last_ply_bounded_nodes counts those searches
     cdef public bint last_ply_bounded
     cdef public long long last_ply_bounded_nodes
+    # with last_ply_bounded: the moves a node of depth 3 listed (generation order), for its grandchildren at
+    # the last ply, the same mover with a sub-rack: lanes neither move since touched keep those moves that the
+    # sub-rack can still play (grand_best); grand_nodes counts the last-ply nodes that used them, grand_cuts
+    # those they alone decided
+    cdef bint gl_valid[EG_MAX_PLY]
+    cdef int gl_n[EG_MAX_PLY]
+    cdef int gl_cap[EG_MAX_PLY]
+    cdef uint64_t* gl_mv[EG_MAX_PLY]
+    cdef int32_t* gl_sc[EG_MAX_PLY]
+    cdef public long long grand_nodes, grand_cuts
+    cdef bint keep_grand_list(self, int ply) noexcept nogil
+    cdef bint grand_best(self, int ply, int p, int64_t out, int rack_n, uint8_t* lanes, uint64_t* best_mv,
+                         int32_t* best_sc, int64_t* best_val, int* best_lane) noexcept nogil
     cdef inline void pv_extend(self, int ply, uint64_t mv, int32_t score) noexcept nogil
     cdef inline int list_moves(self, int depth, int rack_n, int opp_val, uint64_t tt_move) noexcept nogil
     cdef inline bint depth1_stop(self, int depth, int i) noexcept nogil

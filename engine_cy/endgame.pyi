@@ -60,6 +60,8 @@ class EndgameWorker:
     probe_cuts: int
     last_ply_bounded: bool
     last_ply_bounded_nodes: int
+    grand_nodes: int
+    grand_cuts: int
     multi_k: int
     def __init__(
         self, kwg: Kwg, ld: LetterDistribution, tt: TranspositionTable, bingo_bonus: int = 50
@@ -86,6 +88,7 @@ class EndgameSolver:
     lane_reuse: bool
     d1_cut: bool
     probe_first: bool
+    last_ply_bounded: bool
     def __init__(
         self, kwg: Kwg, ld: LetterDistribution, tt_megabytes: int = 256, bingo_bonus: int = 50
     ) -> None: ...
@@ -97,6 +100,8 @@ class EndgameSolver:
     def lane_stats(self) -> tuple[int, int]: ...
     @property
     def probe_stats(self) -> tuple[int, int]: ...
+    @property
+    def bounded_stats(self) -> tuple[int, int, int]: ...
     def stop(self) -> None: ...
     def clear_table(self) -> None: ...
     def solve(

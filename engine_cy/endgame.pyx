@@ -235,6 +235,11 @@ cdef class EndgameWorker:
             self.lc_cap[i] = 0
             self.lc_valid[i] = False
             self.lc_max_valid[i] = False
+            self.gl_mv[i] = NULL
+            self.gl_sc[i] = NULL
+            self.gl_cap[i] = 0
+            self.gl_n[i] = 0
+            self.gl_valid[i] = False
         self.top_lines = NULL
         self.forced_lines = NULL
         self.multi_k = 0
@@ -262,6 +267,8 @@ cdef class EndgameWorker:
         self.last_ply_bounded = False
         self.lanes_generated = 0
         self.lanes_reused = 0
+        self.grand_nodes = 0
+        self.grand_cuts = 0
         self.probes = 0
         self.probe_cuts = 0
 
@@ -273,6 +280,8 @@ cdef class EndgameWorker:
         for i in range(EG_MAX_PLY):
             free(self.lc_mv[i])
             free(self.lc_sc[i])
+            free(self.gl_mv[i])
+            free(self.gl_sc[i])
 
     cdef void attach(self, Game g):
         self.g = g
@@ -591,6 +600,9 @@ cdef class EndgameWorker:
         cdef Move m
         cdef bint sorted_rest = False
         cdef bint probed = False
+        cdef bint grand = False
+        cdef int grand_lane = 0
+        cdef uint8_t grand_lanes[2 * MAX_BOARD_DIM]
         cdef uint64_t probe_mv = 0
         self.pv_len[ply] = 0
         self.nodes += 1
@@ -658,6 +670,15 @@ cdef class EndgameWorker:
                 self.last_ply_bounded_nodes += 1
                 bounded = True
                 r = -1          # generated below
+                if ply >= 2 and self.gl_valid[ply - 2]:
+                    # the lanes the last two moves left alone keep the grandparent's plays: their best may
+                    # decide the node at once, else it seeds the search of the other lanes
+                    self.grand_nodes += 1
+                    grand = self.grand_best(ply, p, 2 * opp_val, rack_n, grand_lanes, &mv, &sc, &val,
+                                            &grand_lane)
+                    if grand and val >= <int64_t> beta - spread:
+                        self.grand_cuts += 1
+                        r = 1
             else:
                 r = self.gen_reuse(ply, p, opp_val, True, 2 * opp_val, rack_n, &mv, &sc, &val,
                                    (<int64_t> beta - spread) if self.d1_cut else INT64_MAX, &stopped)
@@ -665,12 +686,22 @@ cdef class EndgameWorker:
                 self.mg.set_eg_value(1, 2 * opp_val, 0, 0)
                 if bounded:
                     self.mg.eg_seeded = True
-                    self.mg.eg_seed_value = <int64_t> alpha - spread + 1
-                    self.mg.eg_seed_key = 0x7FFFFFFF
+                    if grand and val >= <int64_t> alpha - spread + 1:
+                        # (the seed's order key sits at the end of its lane: a play of the same value in an
+                        # earlier lane comes first in generation order)
+                        self.mg.eg_seed_value = val
+                        self.mg.eg_seed_key = grand_lane * 64 + 63
+                    else:
+                        grand = False
+                        self.mg.eg_seed_value = <int64_t> alpha - spread + 1
+                        self.mg.eg_seed_key = 0x7FFFFFFF
                     self.mg.eg_shadow = True
                     self.mg.eg_stop_value = <int64_t> beta - spread
+                    if ply >= 2 and self.gl_valid[ply - 2]:
+                        self.mg.lane_filter = grand_lanes
                 self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
                 if bounded:
+                    self.mg.lane_filter = NULL
                     self.mg.eg_stop_value = INT64_MAX
                     self.mg.eg_shadow = False
                     self.mg.eg_seeded = False
@@ -681,6 +712,8 @@ cdef class EndgameWorker:
                     mv = pack_move(&m)
                     sc = m.score
                     val = self.mg.eg_best_value
+                elif grand:
+                    r = 1       # the grandparent's play stands (mv, sc, val)
                 if bounded and r == 1:
                     stopped = val >= <int64_t> beta - spread     # (the search stops there: a lower bound)
                 elif bounded:
@@ -719,6 +752,7 @@ cdef class EndgameWorker:
         stand_pat = depth == 2 and self.d1_cut and not self.heuristics and self.g.max_zeros >= 2
         self.lc_valid[ply] = False      # the children's lane reuse starts afresh
         self.d1_first[ply] = False
+        self.gl_valid[ply] = False
         if self.probe_first and not pv and tt_move == 0 and \
                 self.first_move(ply, depth, p, opp_val, rack_n, &probe_mv, &sc):
             # most nodes off the principal line cut at their first move: find it without listing the moves
@@ -752,6 +786,8 @@ cdef class EndgameWorker:
         if self.gen_reuse(ply, p, opp_val, False, 0, 0, NULL, NULL, NULL, INT64_MAX, NULL) < 0:
             self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
+        if depth == 3 and self.last_ply_bounded and not self.heuristics:
+            self.keep_grand_list(ply)
         base = self.list_moves(depth, rack_n, opp_val, tt_move)
         if base < 0:
             return 0
@@ -910,6 +946,86 @@ cdef class EndgameWorker:
                         self.lc_no_v[c][idx] = v
         self.lc_max_valid[c] = True
         self.lc_max_k[c] = k
+
+    cdef bint keep_grand_list(self, int ply) noexcept nogil:
+        """Keep the list the generator just made at this node (small_buf, generation order) for its
+        grandchildren (gl_*[ply]); False without memory (they then search without it)."""
+        cdef int n = self.mg.n_moves
+        cdef uint64_t* cm
+        cdef int32_t* cs
+        if n > self.gl_cap[ply]:
+            cm = <uint64_t*> realloc(self.gl_mv[ply], n * sizeof(uint64_t))
+            if cm == NULL:
+                return False
+            self.gl_mv[ply] = cm
+            cs = <int32_t*> realloc(self.gl_sc[ply], n * sizeof(int32_t))
+            if cs == NULL:
+                return False
+            self.gl_sc[ply] = cs
+            self.gl_cap[ply] = n
+        memcpy(self.gl_mv[ply], self.mg.small_buf, n * sizeof(uint64_t))
+        memcpy(self.gl_sc[ply], self.mg.small_score, n * sizeof(int32_t))
+        self.gl_n[ply] = n
+        self.gl_valid[ply] = True
+        return True
+
+    cdef bint grand_best(self, int ply, int p, int64_t out, int rack_n, uint8_t* lanes, uint64_t* best_mv,
+                         int32_t* best_sc, int64_t* best_val, int* best_lane) noexcept nogil:
+        """At a node of ply >= 2 whose grandparent kept its list (gl_*[ply - 2], the same mover, whose rack
+        held this one's tiles and more): lanes[] marks the lanes either move since touched (move_lanes), and
+        among the other lanes' placements of that list the sub-rack can still play (the same plays, scored
+        the same, in the same order as this node's own generation would give them), the first of highest
+        value (score, + out when it uses all rack_n tiles) goes in *best_*. Returns whether there is one."""
+        cdef uint8_t d2[2 * MAX_BOARD_DIM]
+        cdef int g = ply - 2, i, idx, slot, ml, nt
+        cdef int have[MAX_ALPHABET]
+        cdef int used[MAX_ALPHABET]
+        cdef uint64_t mv, code
+        cdef int64_t v
+        cdef bint found = False, fits
+        self.move_lanes(&self.path_move[ply - 1], lanes)
+        self.move_lanes(&self.path_move[ply], d2)
+        for i in range(2 * MAX_BOARD_DIM):
+            lanes[i] |= d2[i]
+        for ml in range(self.g.ld.size):
+            have[ml] = self.g.racks[p][ml]
+            used[ml] = 0
+        for i in range(self.gl_n[g]):
+            mv = self.gl_mv[g][i]
+            if packed_kind(mv) != MOVE_PLACE:
+                continue
+            if (mv >> 10) & 1:
+                idx = MAX_BOARD_DIM + <int> (mv & 31)
+            else:
+                idx = <int> ((mv >> 5) & 31)
+            if lanes[idx]:
+                continue
+            fits = True
+            nt = 0
+            for slot in range(RACK_SIZE):
+                code = (mv >> (13 + 7 * slot)) & 0x7F
+                if code == 0:
+                    break
+                ml = 0 if (code & 0x40) else <int> (code & 0x3F)
+                used[ml] += 1
+                nt += 1
+                if used[ml] > have[ml]:
+                    fits = False
+            for slot in range(nt):
+                code = (mv >> (13 + 7 * slot)) & 0x7F
+                used[0 if (code & 0x40) else <int> (code & 0x3F)] = 0
+            if not fits:
+                continue
+            v = self.gl_sc[g][i]
+            if nt == rack_n:
+                v += out
+            if not found or v > best_val[0]:
+                found = True
+                best_val[0] = v
+                best_mv[0] = mv
+                best_sc[0] = self.gl_sc[g][i]
+                best_lane[0] = idx
+        return found
 
     cdef bint first_move(self, int ply, int depth, int p, int opp_val, int rack_n, uint64_t* mv_out,
                          int32_t* score) noexcept nogil:
@@ -1076,6 +1192,8 @@ cdef class EndgameWorker:
         opp_val = self.g.rack_value(1 - p)
         rack_n = self.g.rack_n[p]
         self.lc_valid[0] = False        # the children's lane reuse starts afresh
+        self.d1_first[0] = False
+        self.gl_valid[0] = False
         self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
         base = self.list_moves(depth, rack_n, opp_val, tt_move)
@@ -1268,11 +1386,13 @@ cdef class EndgameSolver:
     cdef public bint lane_reuse  # the workers' lane_reuse (children reuse a sibling's untouched lanes)
     cdef public bint d1_cut      # the workers' d1_cut (the last ply stops at beta)
     cdef public bint probe_first # the workers' probe_first (a node's first move searched before listing)
+    cdef public bint last_ply_bounded  # the workers' last_ply_bounded (off: its values are not asked again)
 
     def __init__(self, Kwg kwg, LetterDistribution ld, int tt_megabytes=256, int bingo_bonus=50):
         self.lane_reuse = True
         self.d1_cut = True
         self.probe_first = True
+        self.last_ply_bounded = False
         self.kwg = kwg
         self.ld = ld
         self.bingo_bonus = bingo_bonus
@@ -1312,6 +1432,14 @@ cdef class EndgameSolver:
         """(lanes generated, lanes reused) by lane reuse over every worker's searches (work counters)."""
         return (sum((<EndgameWorker> w).lanes_generated for w in self.workers),
                 sum((<EndgameWorker> w).lanes_reused for w in self.workers))
+
+    @property
+    def bounded_stats(self):
+        """(last-ply nodes searched best bound first, of which took their grandparent's list, of which decided
+        by it alone) over every worker's searches (EndgameWorker.last_ply_bounded)."""
+        return (sum((<EndgameWorker> w).last_ply_bounded_nodes for w in self.workers),
+                sum((<EndgameWorker> w).grand_nodes for w in self.workers),
+                sum((<EndgameWorker> w).grand_cuts for w in self.workers))
 
     @property
     def probe_stats(self):
@@ -1374,6 +1502,7 @@ cdef class EndgameSolver:
             w.lane_reuse = self.lane_reuse
             w.d1_cut = self.d1_cut
             w.probe_first = self.probe_first
+            w.last_ply_bounded = self.last_ply_bounded
             w.attach(root if i == 0 else root.clone())
             w.set_multi(0)
         main = self.workers[0]

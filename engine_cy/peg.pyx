@@ -355,6 +355,12 @@ cdef class PegWorker:
         return self.eg.last_ply_bounded_nodes
 
     @property
+    def grand_stats(self):
+        """(last-ply nodes that took their grandparent's list, of which decided by it alone) (EndgameWorker
+        grand_best)."""
+        return self.eg.grand_nodes, self.eg.grand_cuts
+
+    @property
     def stopped(self):
         return self.own_stop != 0
 

@@ -129,6 +129,38 @@ def test_lane_reuse_and_last_ply_cut_change_nothing(registry, seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_bounded_last_ply_keeps_every_value(registry, seed):
+    # the last ply searched best bound first from alpha up, seeded by the grandparent's plays in the lanes the
+    # last two moves left alone (and decided by them alone when they reach beta): the values of brute force at
+    # 3 plies, and of the full last ply at 4 plies with longer racks, in full and null-window (first-win) solves
+    lex = registry.get("SCOWL70")
+    gen = MoveGen(lex.kwg, lex.ld, None)
+    g = _short_endgame(lex, 6000 + seed, 3, 2 + seed % 2)
+    want = minimax_spread(g.clone(), gen, 3)
+    used = [0, 0, 0]
+    solver = EndgameSolver(lex.kwg, lex.ld, 8)
+    solver.last_ply_bounded = True
+    assert solver.solve(g, 3, heuristics=False)["final_spread"] == want
+    first = solver.solve(g, 3, heuristics=False, first_win=True)["final_spread"]
+    assert (first > 0, first == 0, first < 0) == (want > 0, want == 0, want < 0)
+    used = [a + b for a, b in zip(used, solver.bounded_stats, strict=True)]
+    g = _short_endgame(lex, 6100 + seed, 7 - seed % 2, 5 + seed % 3)
+    for first_win in (False, True):
+        res = {}
+        for bounded in (False, True):
+            solver = EndgameSolver(lex.kwg, lex.ld, 16)
+            solver.last_ply_bounded = bounded
+            res[bounded] = solver.solve(g, 4, heuristics=False, first_win=first_win)["final_spread"]
+            if bounded:
+                used = [a + b for a, b in zip(used, solver.bounded_stats, strict=True)]
+            else:
+                assert solver.bounded_stats == (0, 0, 0)
+        assert res[True] == res[False] if not first_win else \
+            (res[True] > 0, res[True] == 0) == (res[False] > 0, res[False] == 0), first_win
+    assert used[0] > 0 and used[1] > 0, "the bounded last ply or its grandparent's list never ran"
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_first_move_probe_changes_nothing(registry, seed):
     # off the principal line a node's first move is found best bound first and searched before the moves are
     # listed: the same move the listed ordering takes first, so the same nodes, values and lines, with and

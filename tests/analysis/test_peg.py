@@ -230,7 +230,8 @@ def test_bounded_last_ply_changes_no_verdict(engine):
             assert w.endgame_options(last_ply_bounded=bounded)[3] == bounded
         res = job.run()
         used = sum(w.last_ply_bounded_nodes for w in job.workers)
-        assert (used > 0) == bounded
+        grand = sum(w.grand_stats[0] for w in job.workers)
+        assert (used > 0) == bounded and (grand > 0) == bounded
         outcomes.append({(p.text, g.label): g.outcome for p in res.plays for g in p.groups})
     assert outcomes[0] == outcomes[1]
     assert {1, 3} <= set(outcomes[0].values())     # won and lost draws both
