@@ -13,6 +13,11 @@ from libc.stdint cimport uint8_t, int32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memset, memcpy, memchr
 
+cdef extern from "portable.h":
+    int macondo_try_lock(int* flag) noexcept nogil
+    void macondo_unlock(int* flag) noexcept nogil
+    int MACONDO_ATOMIC_LOCK
+
 from engine_cy.common cimport ml_t, MAX_ALPHABET, RACK_SIZE
 from engine_cy.game cimport Game
 from engine_cy.kwg cimport Kwg
@@ -133,6 +138,12 @@ cdef enum:
     NEST_MAX_DRAWS = 20000     # larger nested solves are not cached
 
 
+cdef inline void _lock(int* flag) noexcept nogil:
+    """Take a spin lock (its holders only copy a few words)."""
+    while not macondo_try_lock(flag):
+        pass
+
+
 cdef struct NestEntry:
     uint64_t key
     int nq
@@ -200,8 +211,10 @@ cdef class PegWorker:
     cdef uint8_t* trace_verdict
     # nested-solve cache: a nested verdict depends on what we can see (board, our rack, spread, scoreless
     # turns, depth), not on the opponent's rack or the bag order, so every draw that reaches the same
-    # position shares it
+    # position shares it. A job's threads share one (the cache owner's), each access under its lock
     cdef NestEntry* ncache
+    cdef int nest_lock_flag
+    cdef int* nest_lock           # the flag guarding ncache (the cache owner's)
     cdef bint nest_ok
     cdef public long long nested_hits
     cdef public bint use_nested_cache
@@ -228,8 +241,9 @@ cdef class PegWorker:
     cdef bint eg_cache_on         # within solve_draw (explanations search every endgame for its line)
     cdef public bint use_endgame_cache
     cdef public long long endgame_hits
-    cdef PegWorker cache_owner    # the worker whose endgame cache this one uses (None: its own)
+    cdef PegWorker cache_owner    # the worker whose endgame and nested caches this one uses (None: its own)
     cdef bint own_cache           # eg_cache is this worker's to free
+    cdef bint own_ncache          # ncache is this worker's to free
 
     def __init__(self, Game root, Kwg kwg, Klv klv, LetterDistribution ld, TranspositionTable tt,
                  int bingo_bonus=50):
@@ -258,6 +272,9 @@ cdef class PegWorker:
         self.ncache = <NestEntry*> calloc(NEST_CACHE, sizeof(NestEntry))
         if self.ncache == NULL:
             raise MemoryError()
+        self.nest_lock_flag = 0
+        self.nest_lock = &self.nest_lock_flag
+        self.own_ncache = True
         self.nested_hits = 0
         self.use_nested_cache = True
         self.max_replies = 0
@@ -289,14 +306,20 @@ cdef class PegWorker:
     def __dealloc__(self):
         cdef int i
         self._free_trace()
+        if self.own_ncache:
+            self._free_nest_cache()
+        if self.own_cache:
+            free(self.eg_cache)
+        free(self.ccache)
+        free(self.risk_cache)
+
+    cdef void _free_nest_cache(self) noexcept nogil:
+        cdef int i
         if self.ncache != NULL:
             for i in range(NEST_CACHE):
                 free(self.ncache[i].verdict)
             free(self.ncache)
-        free(self.ccache)
-        free(self.risk_cache)
-        if self.own_cache:
-            free(self.eg_cache)
+        self.ncache = NULL
 
     cdef void _free_trace(self) noexcept nogil:
         free(self.trace_seqs)
@@ -308,10 +331,11 @@ cdef class PegWorker:
         self.trace_have = False
 
     def share_endgame_cache(self, PegWorker owner not None):
-        """Use `owner`'s endgame verdict cache from now on (the workers of one job, on threads: an endgame one
-        of them solved, the others find, whichever draw or play reaches it). An entry is one aligned 64-bit
-        word holding its key, so a read racing a write sees the old entry or the new one, and either is a
-        verdict of the position its key names. Its own cache is dropped; `owner` is kept alive."""
+        """Use `owner`'s endgame and nested verdict caches from now on (the workers of one job, on threads: an
+        endgame or a nested solve one of them solved, the others find, whichever draw or play reaches it). An
+        endgame entry is one aligned 64-bit word holding its key, so a read racing a write sees the old entry
+        or the new one, and either is a verdict of the position its key names; the nested entries are read
+        and written under the owner's lock. Its own caches are dropped; `owner` is kept alive."""
         if owner.cache_owner is not None:
             owner = owner.cache_owner
         if owner is self or self.cache_owner is owner:
@@ -320,6 +344,12 @@ cdef class PegWorker:
             free(self.eg_cache)
         self.own_cache = False
         self.eg_cache = owner.eg_cache
+        if MACONDO_ATOMIC_LOCK:     # (else each keeps its own: the lock would not exclude)
+            if self.own_ncache:
+                self._free_nest_cache()
+            self.own_ncache = False
+            self.ncache = owner.ncache
+            self.nest_lock = &owner.nest_lock_flag
         self.cache_owner = owner
 
     def request_stop(self):
@@ -775,8 +805,10 @@ cdef class PegWorker:
         cdef ml_t cur_seq[MAX_SEQ]
         cdef uint64_t key = 0
         cdef NestEntry* e = NULL
-        cdef int actual_idx
-        cdef bint capped_before = self.capped
+        cdef int actual_idx, cached = -1
+        cdef bint capped_before = self.capped, hit, hit_capped = False
+        cdef uint8_t* old
+        cdef uint8_t* swap
         self.nested_calls += 1
         self.g.bag_sequence(actual)
         memcpy(save_opp, self.g.racks[o], MAX_ALPHABET)
@@ -793,7 +825,10 @@ cdef class PegWorker:
             if key == 0:
                 key = 1
             e = &self.ncache[key & (NEST_CACHE - 1)]
-            if e.key == key and e.nq == nq and e.verdict != NULL:
+            _lock(self.nest_lock)
+            hit = e.key == key and e.nq == nq and e.verdict != NULL
+            macondo_unlock(self.nest_lock)
+            if hit:
                 seqs = <ml_t*> malloc(nq * MAX_SEQ)
                 if seqs != NULL:
                     memset(cur_seq, 0, MAX_SEQ)
@@ -801,9 +836,16 @@ cdef class PegWorker:
                     actual_idx = _seq_index(seqs, nq, k, actual)
                     free(seqs)
                     if actual_idx >= 0:
-                        self.nested_hits += 1
-                        self.capped = self.capped or e.capped
-                        return e.verdict[actual_idx]
+                        # (another thread may have replaced the entry meanwhile: checked again)
+                        _lock(self.nest_lock)
+                        if e.key == key and e.nq == nq and e.verdict != NULL:
+                            cached = e.verdict[actual_idx]
+                            hit_capped = e.capped
+                        macondo_unlock(self.nest_lock)
+                        if cached >= 0:
+                            self.nested_hits += 1
+                            self.capped = self.capped or hit_capped
+                            return cached
         seqs = <ml_t*> malloc(nq * MAX_SEQ)
         weights = <int64_t*> malloc(nq * sizeof(int64_t))
         reps = <int*> malloc((k + 1) * nq * sizeof(int))
@@ -817,15 +859,17 @@ cdef class PegWorker:
             self.capped = False
             res = self.nested_core(d, k, nq, unseen, actual, seqs, weights, reps, keys, verdict, cur)
             if e != NULL and self.nest_ok and not self.own_stop and memchr(verdict, O_UNRES, nq) == NULL:
-                free(e.verdict)
-                e.verdict = <uint8_t*> malloc(nq)
-                if e.verdict != NULL:
-                    memcpy(e.verdict, verdict, nq)
+                old = <uint8_t*> malloc(nq)
+                if old != NULL:
+                    memcpy(old, verdict, nq)
+                    _lock(self.nest_lock)
+                    swap = e.verdict
+                    e.verdict = old
                     e.key = key
                     e.nq = nq
                     e.capped = self.capped
-                else:
-                    e.key = 0
+                    macondo_unlock(self.nest_lock)
+                    free(swap)
         self.capped = self.capped or capped_before
         self.g.set_hidden(o, save_opp, actual, k)
         free(seqs)

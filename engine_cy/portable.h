@@ -9,6 +9,7 @@
  *   macondo_huge_free()
  *   macondo_prefault()     fault a range of such a table in at once, before it is first used
  *   macondo_try_lock()     take a flag from 0 to 1 atomically (1 if taken), macondo_unlock() back to 0
+ *                          (MACONDO_ATOMIC_LOCK: 1 where that is truly atomic)
  *
  * GCC and Clang (Linux, macOS, MinGW) use their builtins; MSVC its intrinsics (x64: POPCNT, BSF and
  * _mm_prefetch; ARM64: the ARM intrinsics); anything else a plain C fallback.
@@ -82,8 +83,10 @@ static inline int macondo_ctz64(uint64_t x) {
 
 /* macondo_try_lock(&flag): set an int flag from 0 to 1 atomically; 1 if this call did, 0 if it was already
  * 1. macondo_unlock(&flag) sets it back to 0 (a full barrier before, so writes made under the flag are seen
- * first). A compiler with neither builtin nor intrinsic gets plain reads and writes (a race there can let two
- * callers in; the transposition table's growth, the one user, then does its work twice, harmlessly). */
+ * first). Users: the transposition table's growth, and the pre-endgame's nested-verdict cache that a job's
+ * threads share. A compiler with neither builtin nor intrinsic uses C11 atomics; one without those gets plain
+ * reads and writes, and a job then runs its pre-endgame threads without sharing that cache
+ * (MACONDO_ATOMIC_LOCK is 0). */
 #if defined(__GNUC__) || defined(__clang__)
 static inline int macondo_try_lock(volatile int *flag) { return __sync_bool_compare_and_swap(flag, 0, 1); }
 static inline void macondo_unlock(volatile int *flag) { __sync_synchronize(); *flag = 0; }
@@ -92,13 +95,24 @@ static __forceinline int macondo_try_lock(volatile int *flag) {
     return _InterlockedCompareExchange((volatile long *)flag, 1, 0) == 0;
 }
 static __forceinline void macondo_unlock(volatile int *flag) { _InterlockedExchange((volatile long *)flag, 0); }
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#include <stdatomic.h>
+static inline int macondo_try_lock(volatile int *flag) {
+    int expected = 0;
+    return atomic_compare_exchange_strong((volatile _Atomic int *)flag, &expected, 1);
+}
+static inline void macondo_unlock(volatile int *flag) { atomic_store((volatile _Atomic int *)flag, 0); }
 #else
+#define MACONDO_ATOMIC_LOCK 0
 static inline int macondo_try_lock(volatile int *flag) {
     if (*flag) return 0;
     *flag = 1;
     return 1;
 }
 static inline void macondo_unlock(volatile int *flag) { *flag = 0; }
+#endif
+#ifndef MACONDO_ATOMIC_LOCK
+#define MACONDO_ATOMIC_LOCK 1
 #endif
 
 /* macondo_huge_alloc(n, &base, &len): n zeroed bytes for a large table read at random (a transposition

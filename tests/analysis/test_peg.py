@@ -219,6 +219,30 @@ def test_nested_cache_changes_nothing_but_time(engine):
 
 
 @needs_cases
+def test_threads_share_nested_verdicts(engine):
+    """The workers of one job share their nested verdicts: a nested solve one worker did, another finds, with
+    the same outcome (a worker of another job does not)."""
+    c = CASES["peg-axe-2bag-csw21"]
+
+    def new_job() -> PegJob:
+        return PegJob(engine, parse_cgp(c["cgp"]), PegOptions(endgame_plies=2, only_solve=["6F .X."], threads=2,
+                                                              skip_tiebreaker=True))
+    job = new_job()
+    (p,) = job.plays
+    a, b = job.workers
+    for g in p.groups:
+        outcome = a.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq))
+        if a.nested_calls > a.nested_hits:
+            break
+    assert a.nested_calls > a.nested_hits
+    assert b.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq)) == outcome
+    assert b.nested_calls > 0 and b.nested_hits == b.nested_calls
+    other = new_job().workers[1]
+    assert other.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq)) == outcome
+    assert other.nested_calls > other.nested_hits
+
+
+@needs_cases
 def test_bounded_last_ply_changes_no_verdict(engine):
     """The endgames' last ply searched best bound first from alpha up (a bound, not the exact best, when no
     play passes alpha) gives every draw the same outcome as the full last ply, against every play."""
