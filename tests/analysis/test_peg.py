@@ -15,7 +15,7 @@ import pytest
 from engine_cy.alphabet import LetterDistribution
 from macondo_server.analysis.peg.draws import LazyGroups, draw_groups, draw_label, group_key, ordered_draws
 from macondo_server.analysis.peg.explain import eventuality, parse_order
-from macondo_server.analysis.peg.job import PegJob
+from macondo_server.analysis.peg.job import PegJob, split_runs
 from macondo_server.analysis.peg.options import PegOptions
 from macondo_server.model.cgp import parse_cgp
 from macondo_server.model.text import FormatError
@@ -240,6 +240,15 @@ def test_threads_share_nested_verdicts(engine):
     other = new_job().workers[1]
     assert other.solve_draw(job.move_tuple(p), g.seq, job.opp_counts(g.seq)) == outcome
     assert other.nested_calls > other.nested_hits
+
+
+def test_split_runs():
+    # each thread's list: the draws of its range of indices, taken (popped) in the order given
+    order = [5, 0, 9, 3, 7, 1, 8, 2, 6, 4]
+    parts = split_runs(order, 10, 3)
+    assert [p[::-1] for p in parts] == [[0, 3, 1, 2], [5, 6, 4], [9, 7, 8]]
+    assert split_runs(order, 10, 1) == [order[::-1]]
+    assert split_runs([], 0, 2) == [[], []]
 
 
 @needs_cases

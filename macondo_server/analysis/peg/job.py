@@ -67,6 +67,15 @@ from macondo_server.runtime.jobs import watch_stop
 TIEBREAK_POOL = 20
 
 
+def split_runs(order: list[int], n_draws: int, n: int) -> list[list[int]]:
+    """The draw indices of `order` (the first to be taken first) in n lists by index, list i holding the
+    indices from i * n_draws / n on, each in the order given but reversed (taken by popping from the end)."""
+    parts: list[list[int]] = [[] for _ in range(n)]
+    for gi in reversed(order):
+        parts[gi * n // n_draws].append(gi)
+    return parts
+
+
 class PegJob:
     """One pre-endgame solve: validated on construction; run() from any thread, stop() from any other."""
 
@@ -562,15 +571,22 @@ class PegJob:
         self._configure(quick=False)
         rank: dict[int | None, int] = {WIN: 0, UNRESOLVED: 1, DRAW: 2, LOSS: 3}   # None: no quick verdict
 
-        def order(p: PegPlay) -> list[int]:
+        n_parts = len(self.workers)
+
+        def order(p: PegPlay) -> list[list[int]]:
             # a loss on a heavy draw rules a play out soonest: the draws the quick pass lost first, then the
-            # heaviest (popped from the end, so the list runs the other way)
+            # heaviest (popped from the end, so the lists run the other way). Neighbouring draws in the
+            # enumeration (the same first tiles) share work through the caches and the table when solved one
+            # after the other, and lose it when solved at the same time, so with n threads the draws are cut
+            # into n runs of neighbours, each thread taking from its own (2L P(O)ND at 4 plies on 2 threads:
+            # 45% more nodes when both take from one list)
             key = sorted((gi for gi in range(len(p.groups)) if p.groups[gi].outcome is None),  # (resumed: not yet)
                          key=lambda gi: (-rank.get(quick_key(p.groups[gi])[1], 1), -p.groups[gi].weight, gi))
-            return key[::-1]
+            return split_runs(key, len(p.groups), n_parts)
 
-        # each play's draws in the order they are taken, worked out when the play is first taken (None before)
-        pending: list[list[int] | None] = [None] * len(self.plays)
+        # each play's draws in the order they are taken, one list per thread, worked out when the play is first
+        # taken (None before)
+        pending: list[list[list[int]] | None] = [None] * len(self.plays)
         refreshed = [-1.0]
         # draws that cost other plays a loss or a draw at full depth, by the bag's tiles (a multiset): a bag that
         # sinks one play (we draw a bad rack, the opponent a good one) tends to sink others, so those draws are
@@ -584,12 +600,15 @@ class PegJob:
             if outcome & OUTCOME_MASK in (LOSS, DRAW):
                 sank[bag_key(g)] = sank.get(bag_key(g), 0) + 1
 
-        def next_draw(pi: int) -> int:
-            """The play's next draw: the one whose bag sank the most other plays, else the static order."""
-            todo = pending[pi]
-            if todo is None:
-                todo = pending[pi] = order(self.plays[pi])
+        def next_draw(pi: int, part: int) -> int:
+            """The play's next draw: the one whose bag sank the most other plays, else the static order, from the
+            asking thread's own list; when that is empty, the last of the longest list (the farthest from where
+            its thread works)."""
+            parts = pending[pi]
+            if parts is None:
+                parts = pending[pi] = order(self.plays[pi])
             groups = self.plays[pi].groups
+            todo = parts[part] or max(parts, key=len)
             if sank:
                 best, best_n = -1, 0
                 for j in range(len(todo) - 1, -1, -1):
@@ -598,7 +617,7 @@ class PegJob:
                         best, best_n = j, n
                 if best >= 0:
                     return todo.pop(best)
-            return todo.pop()
+            return todo.pop() if todo is parts[part] else todo.pop(0)
 
         def refresh_estimates() -> bool:
             """The plays' estimates (result.estimate_plays), at most four times a second (lock held); True when
@@ -619,9 +638,9 @@ class PegJob:
         heap: list[tuple[bool, float, int, float, bool, int]] = []
 
         def has_draws(pi: int) -> bool:
-            todo = pending[pi]
+            parts = pending[pi]
             # (a play not taken yet has its unsolved draws to take)
-            return bool(todo) if todo is not None else self.plays[pi].pending > 0
+            return any(parts) if parts is not None else self.plays[pi].pending > 0
 
         def key(pi: int) -> tuple[bool, float, int, float, bool, int]:
             """The play's rank, least first: not behind, the best estimate, the highest upper bound, the best
@@ -640,14 +659,15 @@ class PegJob:
             heap[:] = [key(pi) for pi, p in enumerate(self.plays) if not p.cut_off and has_draws(pi)]
             heapq.heapify(heap)
 
-        def take() -> tuple[int, int] | None:
+        def take(part: int = 0) -> tuple[int, int] | None:
             """Best-first by the best knowledge: the next draw of the play with the best estimate (full-depth
             verdicts where they exist, the calibrated quick pass elsewhere) among the plays that the bounds do
             not show to be behind, so that the full-depth work goes to the plays that could be named, and a
             leader's estimate is tested before another is preferred to it. Ties: the play that can still reach
             the most points, the better quick-pass result, a bag-emptying play (one endgame per draw, where
             any other costs one per opponent reply), the earlier play by static equity. With early cut-off, a
-            play whose best reachable total is below what another play has for certain is abandoned."""
+            play whose best reachable total is below what another play has for certain is abandoned. `part`: the
+            asking thread's own list of draws (next_draw)."""
             with self._lock:
                 if refresh_estimates() or not heap:
                     rebuild()
@@ -664,7 +684,7 @@ class PegJob:
                     if now != top:
                         heapq.heappush(heap, now)   # fallen since it was pushed
                         continue
-                    gi = next_draw(pi)
+                    gi = next_draw(pi, part)
                     if has_draws(pi):
                         heapq.heappush(heap, now)
                     return pi, gi
@@ -675,8 +695,9 @@ class PegJob:
             best_lower[0] = max(best_lower[0], self._lower2(p))
 
         def work(w: PegWorker) -> None:
+            part = self.workers.index(w)
             while not self._stop.is_set():
-                job = take()
+                job = take(part)
                 if job is None:
                     return
                 pi, gi = job
@@ -708,7 +729,7 @@ class PegJob:
 
             def remaining() -> int:
                 with self._lock:
-                    return sum(len(x) if x is not None else p.groups_total - p.groups_done
+                    return sum(sum(map(len, x)) if x is not None else p.groups_total - p.groups_done
                                for x, p in zip(pending, self.plays, strict=True) if not p.cut_off)
 
             self._cluster_pass(False, take, on_item, remaining, progress, interval, deadline)
