@@ -77,7 +77,8 @@ def main() -> None:
                 print(f"{cid:26s} {kw} threads={args.threads} prune={'on' if prune else 'off'} "
                       f"cache={'on' if cache else 'off'} winner={w.text if w else None} "
                       f"wins={w.points if w else 0}/{res.total_permutations} endgames={res.endgames} "
-                      f"cached={hits} nested={res.nested_calls} seconds={res.seconds:.2f}", flush=True)
+                      f"cached={hits} nested={res.nested_calls} nodes={sum(wk.nodes for wk in job.workers)} "
+                      f"seconds={res.seconds:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -578,8 +578,7 @@ class PegJob:
             # heaviest (popped from the end, so the lists run the other way). Neighbouring draws in the
             # enumeration (the same first tiles) share work through the caches and the table when solved one
             # after the other, and lose it when solved at the same time, so with n threads the draws are cut
-            # into n runs of neighbours, each thread taking from its own (2L P(O)ND at 4 plies on 2 threads:
-            # 45% more nodes when both take from one list)
+            # into n runs of neighbours, each thread taking from its own
             key = sorted((gi for gi in range(len(p.groups)) if p.groups[gi].outcome is None),  # (resumed: not yet)
                          key=lambda gi: (-rank.get(quick_key(p.groups[gi])[1], 1), -p.groups[gi].weight, gi))
             return split_runs(key, len(p.groups), n_parts)
