@@ -600,7 +600,7 @@ cdef class EndgameWorker:
         cdef Move m
         cdef bint sorted_rest = False
         cdef bint probed = False
-        cdef bint grand = False
+        cdef bint grand = False, have_grand = False
         cdef int grand_lane = 0
         cdef uint8_t grand_lanes[2 * MAX_BOARD_DIM]
         cdef uint64_t probe_mv = 0
@@ -670,7 +670,8 @@ cdef class EndgameWorker:
                 self.last_ply_bounded_nodes += 1
                 bounded = True
                 r = -1          # generated below
-                if ply >= 2 and self.gl_valid[ply - 2]:
+                have_grand = ply >= 2 and self.gl_valid[ply - 2]
+                if have_grand:
                     # the lanes the last two moves left alone keep the grandparent's plays: their best may
                     # decide the node at once, else it seeds the search of the other lanes
                     self.grand_nodes += 1
@@ -697,7 +698,7 @@ cdef class EndgameWorker:
                         self.mg.eg_seed_key = 0x7FFFFFFF
                     self.mg.eg_shadow = True
                     self.mg.eg_stop_value = <int64_t> beta - spread
-                    if ply >= 2 and self.gl_valid[ply - 2]:
+                    if have_grand:
                         self.mg.lane_filter = grand_lanes
                 self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_EG_BEST, 0, False)
                 if bounded:

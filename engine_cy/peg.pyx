@@ -304,7 +304,6 @@ cdef class PegWorker:
         self.trace_verdict = NULL
 
     def __dealloc__(self):
-        cdef int i
         self._free_trace()
         if self.own_ncache:
             self._free_nest_cache()
@@ -807,8 +806,8 @@ cdef class PegWorker:
         cdef NestEntry* e = NULL
         cdef int actual_idx, cached = -1
         cdef bint capped_before = self.capped, hit, hit_capped = False
+        cdef uint8_t* copy
         cdef uint8_t* old
-        cdef uint8_t* swap
         self.nested_calls += 1
         self.g.bag_sequence(actual)
         memcpy(save_opp, self.g.racks[o], MAX_ALPHABET)
@@ -859,17 +858,17 @@ cdef class PegWorker:
             self.capped = False
             res = self.nested_core(d, k, nq, unseen, actual, seqs, weights, reps, keys, verdict, cur)
             if e != NULL and self.nest_ok and not self.own_stop and memchr(verdict, O_UNRES, nq) == NULL:
-                old = <uint8_t*> malloc(nq)
-                if old != NULL:
-                    memcpy(old, verdict, nq)
+                copy = <uint8_t*> malloc(nq)
+                if copy != NULL:
+                    memcpy(copy, verdict, nq)
                     _lock(self.nest_lock)
-                    swap = e.verdict
-                    e.verdict = old
+                    old = e.verdict
+                    e.verdict = copy
                     e.key = key
                     e.nq = nq
                     e.capped = self.capped
                     macondo_unlock(self.nest_lock)
-                    free(swap)
+                    free(old)
         self.capped = self.capped or capped_before
         self.g.set_hidden(o, save_opp, actual, k)
         free(seqs)
