@@ -9,15 +9,19 @@ from engine_cy.alphabet cimport LetterDistribution
 
 
 cdef void cross_set_square(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,
-                           const int32_t* scores, uint64_t all_letters, int d, int lane, int idx) noexcept nogil:
+                           const int32_t* scores, uint64_t all_letters, int d, int lane, int idx,
+                           CrossCacheEntry* cache=NULL) noexcept nogil:
     # The perpendicular line is lane `idx` in orientation 1-d; our square sits at position `lane` in it.
+    # cache (NULL: none): 1 << CROSS_CACHE_BITS entries that remember the letter set of a run of tiles with
+    # a hole, keyed by the whole run (so a hit is exact); one cache serves one lexicon and one alphabet.
     cdef int dim = b.dim
     cdef const ml_t* line = &b.tiles[1 - d][idx * dim]
     cdef int pos = lane, start = lane, end = lane, i
     cdef int sq = lane * dim + idx
     cdef int32_t score = 0
     cdef uint32_t p, q, node
-    cdef uint64_t bits = 0
+    cdef uint64_t bits = 0, k0 = 0, k1 = 0, h
+    cdef CrossCacheEntry* e = NULL
     cdef ml_t t
     if line[pos] != 0:
         b.cross_set[d][sq] = 0
@@ -36,6 +40,19 @@ cdef void cross_set_square(Board b, const uint32_t* nodes, uint32_t dawg_root, u
         if t != 0 and not (t & 0x80):
             score += scores[t]
     b.cross_score[d][sq] = score
+    if cache != NULL and end - start < CROSS_CACHE_MAX_RUN:
+        for i in range(start, end + 1):
+            t = 0 if i == pos else (line[i] & 0x3F)
+            if i - start < 9:
+                k0 = (k0 << 6) | t
+            else:
+                k1 = (k1 << 6) | t
+        k0 = (k0 << 5) | <uint64_t> (end - start + 1)
+        h = (k0 * <uint64_t> 0x9E3779B97F4A7C15) ^ (k1 * <uint64_t> 0xC2B2AE3D27D4EB4F)
+        e = &cache[h >> (64 - CROSS_CACHE_BITS)]
+        if e.k0 == k0 and e.k1 == k1:
+            b.cross_set[d][sq] = e.bits
+            return
     if end == pos:
         # tiles only before: follow them in the DAWG, candidate letter completes the word
         p = dawg_root
@@ -83,6 +100,10 @@ cdef void cross_set_square(Board b, const uint32_t* nodes, uint32_t dawg_root, u
                     break
                 p += 1
     b.cross_set[d][sq] = bits & all_letters
+    if e != NULL:
+        e.k0 = k0
+        e.k1 = k1
+        e.bits = bits & all_letters
 
 
 cdef void cross_set_lane(Board b, const uint32_t* nodes, uint32_t dawg_root, uint32_t gaddag_root,

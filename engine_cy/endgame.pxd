@@ -96,6 +96,7 @@ cdef class EndgameWorker:
     cdef uint64_t* lc_mv[EG_MAX_PLY]
     cdef int32_t* lc_sc[EG_MAX_PLY]
     cdef int lc_cap[EG_MAX_PLY]
+    cdef int lc_len[EG_MAX_PLY]               # entries in use in lc_mv / lc_sc
     cdef public long long lanes_generated, lanes_reused
     cdef public bint d1_cut     # the last ply stops once a value reaches beta (the pass first: it needs no generation)
     cdef public bint probe_first  # off the principal line, a node's first move is searched before its moves are listed
@@ -124,7 +125,28 @@ cdef class EndgameWorker:
     cdef uint64_t* gl_mv[EG_MAX_PLY]
     cdef int32_t* gl_sc[EG_MAX_PLY]
     cdef public long long grand_nodes, grand_cuts
+    # (a node of depth 1 keeps its list too when the leaves are greedy playouts: the playout's second move,
+    # by that node's mover, starts from it; gl_seg_*: each lane's run of that list, gl_seg_ok: found)
+    cdef bint gl_seg_ok[EG_MAX_PLY]
+    cdef int gl_seg_st[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    cdef int gl_seg_n[EG_MAX_PLY][2 * MAX_BOARD_DIM]
+    # greedy playouts (with lane_reuse): each step lists the mover's moves from the list two steps back (the
+    # same mover, a superset rack): lanes neither move since touched keep the plays of that list the rack
+    # still holds, the rest are generated. Three steps' lists in turn (pl_*[step % 3]), each lane's run in
+    # pl_seg_*; playout_lists counts the steps listed, playout_lanes_kept the lanes taken from a list
+    cdef uint64_t* pl_mv[3]
+    cdef int32_t* pl_sc[3]
+    cdef int pl_n[3]
+    cdef int pl_cap[3]
+    cdef bint pl_valid[3]
+    cdef int pl_seg_st[3][2 * MAX_BOARD_DIM]
+    cdef int pl_seg_n[3][2 * MAX_BOARD_DIM]
+    cdef public long long playout_lists, playout_lanes_kept
     cdef bint keep_grand_list(self, int ply) noexcept nogil
+    cdef void playout_list(self, int k, const uint64_t* smv, const int32_t* ssc, const int* sst, const int* sn,
+                           const Move* m1, const Move* m2) noexcept nogil
+    cdef void keep_playout_list(self, int slot) noexcept nogil
+    cdef bint playout_pick(self, int64_t pass_val, Move* m) noexcept nogil
     cdef bint grand_best(self, int ply, int p, int64_t out, int rack_n, uint8_t* lanes, uint64_t* best_mv,
                          int32_t* best_sc, int64_t* best_val, int* best_lane) noexcept nogil
     cdef inline void pv_extend(self, int ply, uint64_t mv, int32_t score) noexcept nogil
@@ -134,6 +156,7 @@ cdef class EndgameWorker:
     cdef bint first_move(self, int ply, int depth, int p, int opp_val, int rack_n, uint64_t* mv_out,
                          int32_t* score) noexcept nogil
     cdef void move_lanes(self, const Move* m, uint8_t* dirty) noexcept nogil
+    cdef bint lc_patch(self, int c, int idx, int st, int n) noexcept nogil
     cdef int gen_reuse(self, int ply, int p, int opp_val, bint best_only, int64_t out, int rack_n,
                        uint64_t* best_mv, int32_t* best_sc, int64_t* best_val, int64_t stop_at,
                        bint* stopped) noexcept nogil

@@ -221,6 +221,28 @@ cdef class TranspositionTable:
 
 
 @cython.final
+cdef bint list_segments(const uint64_t* mv, int n, int* st, int* cnt) noexcept nogil:
+    """Each lane's run (st[idx], cnt[idx]) of a move list in generation order (lane by lane; passes and
+    exchanges left out). False when a lane's moves are not one run (the list is then of no use)."""
+    cdef int i, idx, last = -1
+    memset(st, 0, 2 * MAX_BOARD_DIM * sizeof(int))
+    memset(cnt, 0, 2 * MAX_BOARD_DIM * sizeof(int))
+    for i in range(n):
+        if packed_kind(mv[i]) != MOVE_PLACE:
+            continue
+        if (mv[i] >> 10) & 1:
+            idx = MAX_BOARD_DIM + <int> (mv[i] & 31)
+        else:
+            idx = <int> ((mv[i] >> 5) & 31)
+        if idx != last:
+            if cnt[idx] != 0:
+                return False
+            st[idx] = i
+            last = idx
+        cnt[idx] += 1
+    return True
+
+
 cdef class EndgameWorker:
     """One thread's search state. attach() a Game whose bag is empty (or, for the pre-endgame solver,
     whose remaining draws are fixed) and call the search entry points."""
@@ -233,6 +255,7 @@ cdef class EndgameWorker:
             self.lc_mv[i] = NULL
             self.lc_sc[i] = NULL
             self.lc_cap[i] = 0
+            self.lc_len[i] = 0
             self.lc_valid[i] = False
             self.lc_max_valid[i] = False
             self.gl_mv[i] = NULL
@@ -240,6 +263,13 @@ cdef class EndgameWorker:
             self.gl_cap[i] = 0
             self.gl_n[i] = 0
             self.gl_valid[i] = False
+            self.gl_seg_ok[i] = False
+        for i in range(3):
+            self.pl_mv[i] = NULL
+            self.pl_sc[i] = NULL
+            self.pl_n[i] = 0
+            self.pl_cap[i] = 0
+            self.pl_valid[i] = False
         self.top_lines = NULL
         self.forced_lines = NULL
         self.multi_k = 0
@@ -269,6 +299,8 @@ cdef class EndgameWorker:
         self.lanes_reused = 0
         self.grand_nodes = 0
         self.grand_cuts = 0
+        self.playout_lists = 0
+        self.playout_lanes_kept = 0
         self.probes = 0
         self.probe_cuts = 0
 
@@ -282,6 +314,9 @@ cdef class EndgameWorker:
             free(self.lc_sc[i])
             free(self.gl_mv[i])
             free(self.gl_sc[i])
+        for i in range(3):
+            free(self.pl_mv[i])
+            free(self.pl_sc[i])
 
     cdef void attach(self, Game g):
         self.g = g
@@ -348,6 +383,33 @@ cdef class EndgameWorker:
         if j < dim:
             dirty[(1 - d) * MAX_BOARD_DIM + j] = 1
 
+    cdef bint lc_patch(self, int c, int idx, int st, int n) noexcept nogil:
+        """Keep the n moves a later child just generated (small_buf from st) for lane idx, which the first
+        child's move touched and this child's move did not: they are the lane's moves on the parent's board,
+        valid for every child whose own move leaves the lane alone. False without memory (nothing kept)."""
+        cdef int need = self.lc_len[c] + n, cap
+        cdef uint64_t* cm
+        cdef int32_t* cs
+        if need > self.lc_cap[c]:
+            cap = need + need // 2 + 64
+            cm = <uint64_t*> realloc(self.lc_mv[c], cap * sizeof(uint64_t))
+            if cm == NULL:
+                return False
+            self.lc_mv[c] = cm
+            cs = <int32_t*> realloc(self.lc_sc[c], cap * sizeof(int32_t))
+            if cs == NULL:
+                return False
+            self.lc_sc[c] = cs
+            self.lc_cap[c] = cap
+        memcpy(&self.lc_mv[c][self.lc_len[c]], &self.mg.small_buf[st], n * sizeof(uint64_t))
+        memcpy(&self.lc_sc[c][self.lc_len[c]], &self.mg.small_score[st], n * sizeof(int32_t))
+        self.lc_start[c][idx] = self.lc_len[c]
+        self.lc_count[c][idx] = n
+        self.lc_len[c] = need
+        self.lc_dirty[c][idx] = 0
+        self.lc_max_valid[c] = False
+        return True
+
     cdef int gen_reuse(self, int ply, int p, int opp_val, bint best_only, int64_t out, int rack_n,
                        uint64_t* best_mv, int32_t* best_sc, int64_t* best_val, int64_t stop_at,
                        bint* stopped) noexcept nogil:
@@ -400,6 +462,9 @@ cdef class EndgameWorker:
                     if build:
                         self.lc_start[c][idx] = st
                         self.lc_count[c][idx] = self.mg.n_moves - st
+                    elif not dirty[idx]:
+                        # a lane only the first child's move touched: the lane as every child's move left it
+                        self.lc_patch(c, idx, st, self.mg.n_moves - st)
                     if best_only:
                         for i in range(st, self.mg.n_moves):
                             mv = self.mg.small_buf[i]
@@ -461,6 +526,7 @@ cdef class EndgameWorker:
             memcpy(self.lc_mv[c], self.mg.small_buf, n * sizeof(uint64_t))
             memcpy(self.lc_sc[c], self.mg.small_score, n * sizeof(int32_t))
             memcpy(self.lc_dirty[c], dirty, 2 * MAX_BOARD_DIM)
+            self.lc_len[c] = n
             self.lc_valid[c] = True
             self.lc_max_valid[c] = False
         if best_only:
@@ -487,6 +553,147 @@ cdef class EndgameWorker:
                 v += self.g.racks[player][ml] * self.g.scores_tbl[ml]
         return v
 
+    cdef void playout_list(self, int k, const uint64_t* smv, const int32_t* ssc, const int* sst, const int* sn,
+                           const Move* m1, const Move* m2) noexcept nogil:
+        """The playout's step k lists the mover's moves (self.mg.small_buf, generation order, what gen_c would
+        give) and keeps them in pl_*[k % 3]. smv / ssc (NULL: none) is the list two moves back (the same
+        mover, whose rack held this one's tiles and more) with its lanes' runs sst / sn, and m1, m2 the moves
+        since: in the lanes neither touched its plays the rack still holds are this step's, in the same order;
+        the other lanes are generated."""
+        cdef int mover = self.g.on_turn, slot = k % 3, dim = self.mg.dim, d, lane, idx, i, st, n, nt, ml, code
+        cdef uint8_t dirty[2 * MAX_BOARD_DIM]
+        cdef uint8_t d2[2 * MAX_BOARD_DIM]
+        cdef int have[MAX_ALPHABET]
+        cdef int used[MAX_ALPHABET]
+        cdef uint64_t mv
+        cdef bint fits
+        self.playout_lists += 1
+        if smv == NULL or self.g.board.n_tiles == 0:
+            self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_SMALL, 0, False)
+        else:
+            self.move_lanes(m1, dirty)
+            self.move_lanes(m2, d2)
+            for ml in range(self.g.ld.size):
+                have[ml] = self.g.racks[mover][ml]
+                used[ml] = 0
+            self.mg.set_rack_c(self.g.racks[mover])
+            self.mg.bag_tiles = 0
+            self.mg.opp_rack_value = self.g.rack_value(1 - mover)
+            self.mg.record_mode = RECORD_SMALL
+            self.mg.top_n = 0
+            self.mg.do_sort = False
+            self.mg.n_moves = 0
+            self.mg.has_best = False
+            self.mg.n_placements = 0
+            self.mg.n_exchanges = 0
+            self.mg.n_passes = 0
+            self.mg.tiles_played = 0
+            self.mg.prepare_leaves()
+            self.mg.board_empty = False
+            self.mg.begin_bingos()
+            for d in range(2):
+                for lane in range(dim):
+                    idx = d * MAX_BOARD_DIM + lane
+                    if dirty[idx] or d2[idx]:
+                        self.mg.dir = d
+                        self.mg.lane = lane
+                        self.mg.gen_lane()
+                        continue
+                    n = sn[idx]
+                    if n == 0:
+                        continue
+                    self.playout_lanes_kept += 1
+                    while self.mg.n_moves + n > self.mg.cap_small:
+                        if not self.mg.grow_small():
+                            # (no memory: this step is chosen by a full generation, unlisted)
+                            self.pl_valid[slot] = False
+                            self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_SMALL,
+                                          0, False)
+                            return
+                    for i in range(sst[idx], sst[idx] + n):
+                        mv = smv[i]
+                        fits = True
+                        nt = 0
+                        while nt < RACK_SIZE:
+                            code = <int> ((mv >> (13 + 7 * nt)) & 0x7F)
+                            if code == 0:
+                                break
+                            ml = 0 if (code & 0x40) else (code & 0x3F)
+                            used[ml] += 1
+                            if used[ml] > have[ml]:
+                                fits = False
+                            nt += 1
+                        while nt > 0:
+                            nt -= 1
+                            code = <int> ((mv >> (13 + 7 * nt)) & 0x7F)
+                            used[0 if (code & 0x40) else (code & 0x3F)] = 0
+                        if fits:
+                            self.mg.small_buf[self.mg.n_moves] = mv
+                            self.mg.small_score[self.mg.n_moves] = ssc[i]
+                            self.mg.n_moves += 1
+            self.mg.record_pass()
+        self.keep_playout_list(slot)
+
+    cdef void keep_playout_list(self, int slot) noexcept nogil:
+        """Keep the list just made (self.mg.small_buf) as a playout step's, in pl_*[slot]."""
+        cdef int n = self.mg.n_moves
+        cdef uint64_t* cm
+        cdef int32_t* cs
+        if n > self.pl_cap[slot]:
+            cm = <uint64_t*> realloc(self.pl_mv[slot], n * sizeof(uint64_t))
+            if cm == NULL:
+                self.pl_valid[slot] = False
+                return
+            self.pl_mv[slot] = cm
+            cs = <int32_t*> realloc(self.pl_sc[slot], n * sizeof(int32_t))
+            if cs == NULL:
+                self.pl_valid[slot] = False
+                return
+            self.pl_sc[slot] = cs
+            self.pl_cap[slot] = n
+        memcpy(self.pl_mv[slot], self.mg.small_buf, n * sizeof(uint64_t))
+        memcpy(self.pl_sc[slot], self.mg.small_score, n * sizeof(int32_t))
+        self.pl_n[slot] = n
+        self.pl_valid[slot] = list_segments(self.pl_mv[slot], n, self.pl_seg_st[slot], self.pl_seg_n[slot])
+
+    cdef bint playout_pick(self, int64_t pass_val, Move* m) noexcept nogil:
+        """The greedy choice among the moves just listed (self.mg.small_buf, generation order): the first
+        placement of highest value (set_eg_value's terms), unless the pass (pass_val) is strictly better.
+        Sets *m (with its score); returns whether it is a placement."""
+        cdef int i, slot, nt, face
+        cdef uint64_t mv, code, best_mv = 0
+        cdef int64_t v, best_v = 0
+        cdef int32_t best_sc = 0
+        cdef bint found = False
+        for i in range(self.mg.n_moves):
+            mv = self.mg.small_buf[i]
+            if packed_kind(mv) != MOVE_PLACE:
+                continue
+            v = <int64_t> self.mg.small_score[i] * self.mg.eg_mul
+            if self.mg.eg_tile_pen != 0 or self.mg.eg_face_pen != 0:
+                nt = 0
+                face = 0
+                for slot in range(RACK_SIZE):
+                    code = (mv >> (13 + 7 * slot)) & 0x7F
+                    if code == 0:
+                        break
+                    nt += 1
+                    if not (code & 0x40):
+                        face += self.g.scores_tbl[code & 0x3F]
+                v -= self.mg.eg_tile_pen * nt + self.mg.eg_face_pen * face
+            if not found or v > best_v:
+                found = True
+                best_v = v
+                best_mv = mv
+                best_sc = self.mg.small_score[i]
+        if found and best_v >= pass_val:
+            unpack_move(best_mv, self.g.board, m)
+            m.score = best_sc
+            return True
+        memset(m, 0, sizeof(Move))
+        m.kind = MOVE_PASS
+        return False
+
     cdef int playout(self, uint64_t* rec_moves, int32_t* rec_scores, int* rec_n, int ply) noexcept nogil:
         """Greedy playout: each side plays its highest-scoring move; while the solving
         side's opponent holds stuck tiles, the solving side prefers plays that keep tiles (score minus
@@ -495,18 +702,19 @@ cdef class EndgameWorker:
 
         At a search leaf (ply >= 1) the first move comes from the leaf mover's move list by lane reuse (its
         siblings share that rack), which also gives the stuck tiles when the leaf mover is the one they are
-        counted for; the value and the choice are those of the full generation."""
+        counted for. With lane_reuse each later step lists its moves from the list two moves back
+        (playout_list): the second move's from the parent's list (a node of depth 1 keeps it), the rest from
+        the playout's own. The value and the choice are those of the full generation."""
         cdef int leaf_p = self.g.on_turn
         cdef int solver = self.solver_player
         cdef int opp_total = self.g.rack_value(1 - solver)
         cdef int stuck = 0
-        cdef int k = 0, i, mover, spread, ml, slot, face, nt
+        cdef int k = 0, i, mover, spread, ml, src
         cdef int uses[MAX_ALPHABET]
-        cdef int64_t pass_val, v, best_v = 0
-        cdef uint64_t mv, code, best_mv = 0
-        cdef int32_t best_sc = 0
-        cdef bint listed = False, found
+        cdef int64_t pass_val
+        cdef bint listed = False, lists = self.lane_reuse
         cdef Move m
+        cdef Move step_move[2]      # the moves of the last two steps (step j's in step_move[j % 2])
         if ply >= 1 and self.lane_reuse and not self.g.over:
             if leaf_p == 1 - solver or opp_total == 0:
                 listed = self.gen_reuse(ply, leaf_p, self.g.rack_value(1 - leaf_p), False, 0, 0, NULL, NULL,
@@ -524,6 +732,12 @@ cdef class EndgameWorker:
                                         NULL, INT64_MAX, NULL) >= 0
         elif opp_total > 0:
             stuck = self.stuck_value(1 - solver)
+        if lists:
+            self.pl_valid[0] = False
+            self.pl_valid[1] = False
+            self.pl_valid[2] = False
+            if listed:
+                self.keep_playout_list(0)
         while not self.g.over and k < 25:
             mover = self.g.on_turn
             # the generator keeps the first placement of highest value in its order; the pass, last in that
@@ -536,34 +750,18 @@ cdef class EndgameWorker:
                 pass_val = 0
             if k == 0 and listed:
                 # the same choice from the listed moves (generation order, placements only)
-                found = False
-                for i in range(self.mg.n_moves):
-                    mv = self.mg.small_buf[i]
-                    if packed_kind(mv) != MOVE_PLACE:
-                        continue
-                    v = <int64_t> self.mg.small_score[i] * self.mg.eg_mul
-                    if self.mg.eg_tile_pen != 0 or self.mg.eg_face_pen != 0:
-                        nt = 0
-                        face = 0
-                        for slot in range(RACK_SIZE):
-                            code = (mv >> (13 + 7 * slot)) & 0x7F
-                            if code == 0:
-                                break
-                            nt += 1
-                            if not (code & 0x40):
-                                face += self.g.scores_tbl[code & 0x3F]
-                        v -= self.mg.eg_tile_pen * nt + self.mg.eg_face_pen * face
-                    if not found or v > best_v:
-                        found = True
-                        best_v = v
-                        best_mv = mv
-                        best_sc = self.mg.small_score[i]
-                if found and best_v >= pass_val:
-                    unpack_move(best_mv, self.g.board, &m)
-                    m.score = best_sc
+                self.playout_pick(pass_val, &m)
+            elif lists:
+                if k == 1 and ply >= 1 and self.gl_valid[ply - 1] and self.gl_seg_ok[ply - 1]:
+                    self.playout_list(k, self.gl_mv[ply - 1], self.gl_sc[ply - 1], self.gl_seg_st[ply - 1],
+                                      self.gl_seg_n[ply - 1], &self.path_move[ply], &step_move[0])
+                elif k >= 2 and self.pl_valid[(k - 2) % 3]:
+                    src = (k - 2) % 3
+                    self.playout_list(k, self.pl_mv[src], self.pl_sc[src], self.pl_seg_st[src],
+                                      self.pl_seg_n[src], &step_move[k % 2], &step_move[(k - 1) % 2])
                 else:
-                    memset(&m, 0, sizeof(Move))
-                    m.kind = MOVE_PASS
+                    self.playout_list(k, NULL, NULL, NULL, NULL, NULL, NULL)
+                self.playout_pick(pass_val, &m)
             else:
                 self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_EG_BEST, 0, False)
                 if self.mg.n_moves > 0 and self.mg.eg_best_value >= pass_val:
@@ -575,6 +773,7 @@ cdef class EndgameWorker:
                 rec_moves[k] = pack_move(&m)
                 rec_scores[k] = m.score
                 rec_n[0] = k + 1
+            step_move[k % 2] = m
             self.g.play_c(&m)
             k += 1
         spread = self.g.score[leaf_p] - self.g.score[1 - leaf_p]
@@ -787,7 +986,8 @@ cdef class EndgameWorker:
         if self.gen_reuse(ply, p, opp_val, False, 0, 0, NULL, NULL, NULL, INT64_MAX, NULL) < 0:
             self.mg.gen_c(self.g.racks[p], 0, opp_val, RECORD_SMALL, 0, False)
         n = self.mg.n_moves
-        if depth == 3 and self.last_ply_bounded and not self.heuristics:
+        if (depth == 3 and self.last_ply_bounded and not self.heuristics) or \
+                (depth == 1 and self.heuristics and self.lane_reuse):
             self.keep_grand_list(ply)
         base = self.list_moves(depth, rack_n, opp_val, tt_move)
         if base < 0:
@@ -968,6 +1168,7 @@ cdef class EndgameWorker:
         memcpy(self.gl_sc[ply], self.mg.small_score, n * sizeof(int32_t))
         self.gl_n[ply] = n
         self.gl_valid[ply] = True
+        self.gl_seg_ok[ply] = list_segments(self.gl_mv[ply], n, self.gl_seg_st[ply], self.gl_seg_n[ply])
         return True
 
     cdef bint grand_best(self, int ply, int p, int64_t out, int rack_n, uint8_t* lanes, uint64_t* best_mv,
@@ -1441,6 +1642,13 @@ cdef class EndgameSolver:
         return (sum((<EndgameWorker> w).last_ply_bounded_nodes for w in self.workers),
                 sum((<EndgameWorker> w).grand_nodes for w in self.workers),
                 sum((<EndgameWorker> w).grand_cuts for w in self.workers))
+
+    @property
+    def playout_stats(self):
+        """(playout steps listed from the list two moves back or in full, lanes taken from such a list) over
+        every worker's searches (EndgameWorker.playout_list; lane_reuse only)."""
+        return (sum((<EndgameWorker> w).playout_lists for w in self.workers),
+                sum((<EndgameWorker> w).playout_lanes_kept for w in self.workers))
 
     @property
     def probe_stats(self):

@@ -5,6 +5,7 @@ from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.move cimport Move
 from engine_cy.rng cimport Rng
+from engine_cy.cross_set cimport CrossCacheEntry
 
 cdef enum:
     MAX_BAG = 256
@@ -56,6 +57,7 @@ cdef class Game:
     cdef int undo_cap
     # cross-sets and cross-scores a placement is about to change, saved so undo restores them by copying
     cdef uint64_t* cs_save
+    cdef CrossCacheEntry* cross_cache       # cross_touch's letter sets by run (NULL until first needed)
     cdef int32_t* csc_save
     cdef int cs_n
     cdef int cs_cap

@@ -2,7 +2,7 @@
 # scoreless turns, end of game, Zobrist hash; play and exact undo via a stack of small records.
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset, memcpy, memmove
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, MAX_BOARD_DIM, RACK_SIZE
@@ -11,7 +11,7 @@ from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.move cimport Move, MOVE_PLACE, MOVE_EXCHANGE, MOVE_PASS
 from engine_cy.rng cimport Rng, rng_seed, rng_next, rng_below, splitmix64
-from engine_cy.cross_set cimport cross_set_after_change, cross_set_square
+from engine_cy.cross_set cimport cross_set_after_change, cross_set_square, CROSS_CACHE_BITS
 from engine_cy.cross_set import compute_all as _compute_cross_sets
 from engine_cy.rules import score_play as _score_play
 
@@ -61,6 +61,7 @@ cdef class Game:
         self.undo_n = 0
         self.undo_cap = 0
         self.cs_save = NULL
+        self.cross_cache = NULL
         self.csc_save = NULL
         self.cs_where = NULL
         self.cs_n = 0
@@ -114,6 +115,7 @@ cdef class Game:
         free(self.cs_save)
         free(self.csc_save)
         free(self.cs_where)
+        free(self.cross_cache)
 
     # ------------------------------------------------------------ C core
 
@@ -253,8 +255,11 @@ cdef class Game:
         self.csc_save[self.cs_n] = self.board.cross_score[o][sq]
         self.cs_where[self.cs_n] = o * MAX_SQUARES + sq
         self.cs_n += 1
+        if self.cross_cache == NULL:
+            # (without the memory the sets are computed each time)
+            self.cross_cache = <CrossCacheEntry*> calloc(1 << CROSS_CACHE_BITS, sizeof(CrossCacheEntry))
         cross_set_square(self.board, self.kwg.nodes, self.kwg.dawg_root, self.kwg.gaddag_root, self.scores_tbl,
-                         self.all_letters, o, lane, idx)
+                         self.all_letters, o, lane, idx, self.cross_cache)
 
     cdef int cross_update(self, const Move* m) except -1 nogil:
         """After placement m's tiles are on the board: recompute (saving the old values for cross_revert) only
@@ -498,6 +503,8 @@ cdef class Game:
             raise ValueError("the lexicon needs a GADDAG")
         g = self.clone()
         g.kwg = kwg
+        free(g.cross_cache)         # (its letter sets are another lexicon's)
+        g.cross_cache = NULL
         _compute_cross_sets(g.board, kwg, g.ld)
         return g
 

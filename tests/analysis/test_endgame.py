@@ -128,6 +128,40 @@ def test_lane_reuse_and_last_ply_cut_change_nothing(registry, seed):
     assert solver.lane_stats[1] > 0, "no lane was reused"
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_playouts_listed_from_two_moves_back_change_nothing(registry, seed):
+    # with lane reuse each greedy playout step lists its moves from the list two moves back (the parent's
+    # list for the second step); without it every step generates in full: the same nodes, values and lines
+    lex = registry.get("SCOWL70")
+    g = _short_endgame(lex, 7000 + seed, 7, 6 - seed % 3)
+    res = {}
+    for reuse in (False, True):
+        solver = EndgameSolver(lex.kwg, lex.ld, 16)
+        solver.lane_reuse = reuse
+        res[reuse] = solver.solve(g, 3, heuristics=True)
+        if reuse:
+            assert solver.playout_stats[0] > 0 and solver.playout_stats[1] > 0, "no playout step kept a lane"
+        else:
+            assert solver.playout_stats == (0, 0)
+    assert (res[True]["value"], res[True]["nodes"], res[True]["line"]) == \
+        (res[False]["value"], res[False]["nodes"], res[False]["line"])
+
+
+@needs_cases
+def test_stuck_playouts_listed_from_two_moves_back_change_nothing(registry):
+    # the same with a stuck tile, where the solving side's playout moves weigh the tiles they keep
+    c, lex, pos = _case(registry, "eg-eldar-stuck-v-csw21")
+    g = game_from_position(pos, lex)
+    res = {}
+    for reuse in (False, True):
+        solver = EndgameSolver(lex.kwg, lex.ld, 16)
+        solver.lane_reuse = reuse
+        res[reuse] = solver.solve(g, 3, heuristics=True)
+    assert (res[True]["value"], res[True]["nodes"], res[True]["line"]) == \
+        (res[False]["value"], res[False]["nodes"], res[False]["line"])
+    assert res[True]["value"] == c["expected"]["value"]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_bounded_last_ply_keeps_every_value(registry, seed):
     # the last ply searched best bound first from alpha up, seeded by the grandparent's plays in the lanes the

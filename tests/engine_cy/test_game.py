@@ -82,6 +82,41 @@ def test_play_undo_restores_exactly(seed):
         game.undo()
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_cross_sets_after_many_tries_equal_recomputed(registry, seed):
+    # a game tries several plays at each turn and takes each back (as the searches do), so the cache of
+    # letter sets by run of tiles serves most squares: every set and score equals a full recomputation
+    from engine_cy.board import Board
+
+    lex = registry.get("SCOWL70")
+    game = Game(lex.kwg, lex.ld, Board(), seed)
+    gen = MoveGen(lex.kwg, lex.ld, None)
+    rng = random.Random(seed)
+    checked = 0
+    for _ in range(30):
+        game.fill_rack(0)
+        game.fill_rack(1)
+        gen.generate(game.board, game.rack(game.on_turn), game.bag_size)
+        places = [m[:6] for m in gen.moves() if m[0] == "place"]
+        if not places:
+            break
+        for kind, row, col, vertical, tiles, score in rng.sample(places, min(6, len(places))):
+            game.play(kind, row, col, vertical, tiles, score)
+            fresh = game.board.copy()
+            cross_set.compute_all(fresh, lex.kwg, lex.ld)
+            for r in range(15):
+                for c in range(15):
+                    for d in (0, 1):
+                        assert game.board.get_cross_set(r, c, d) == fresh.get_cross_set(r, c, d), (r, c, d)
+                        assert game.board.get_cross_score(r, c, d) == fresh.get_cross_score(r, c, d)
+            checked += 1
+            game.undo()
+        game.play(*places[0])
+        if game.game_over:
+            break
+    assert checked > 60
+
+
 def test_rules_going_out_and_zeros():
     kwg, game = _small_game(1)
     # six scoreless turns end the game; each side loses its own rack value
