@@ -145,7 +145,7 @@ cdef class EndgameWorker:
     cdef bint keep_grand_list(self, int ply) noexcept nogil
     cdef void playout_list(self, int k, const uint64_t* smv, const int32_t* ssc, const int* sst, const int* sn,
                            const Move* m1, const Move* m2) noexcept nogil
-    cdef void keep_playout_list(self, int slot) noexcept nogil
+    cdef bint keep_playout_list(self, int slot, bint segments) noexcept nogil
     cdef bint playout_pick(self, int64_t pass_val, Move* m) noexcept nogil
     cdef bint grand_best(self, int ply, int p, int64_t out, int rack_n, uint8_t* lanes, uint64_t* best_mv,
                          int32_t* best_sc, int64_t* best_val, int* best_lane) noexcept nogil

@@ -279,6 +279,7 @@ cdef class EndgameWorker:
 
     def __init__(self, Kwg kwg, LetterDistribution ld, TranspositionTable tt, int bingo_bonus=50):
         self.mg = MoveGen(kwg, ld, None, bingo_bonus)
+        self.mg.scores_only = True      # the searcher reads the lists' scores only
         self.tt = tt
         self.acap = 1 << 14
         self.arena = <ArenaMove*> malloc(self.acap * sizeof(ArenaMove))
@@ -563,6 +564,8 @@ cdef class EndgameWorker:
         cdef int mover = self.g.on_turn, slot = k % 3, dim = self.mg.dim, d, lane, idx, i, st, n, nt, ml, code
         cdef uint8_t dirty[2 * MAX_BOARD_DIM]
         cdef uint8_t d2[2 * MAX_BOARD_DIM]
+        cdef int seg_st[2 * MAX_BOARD_DIM]
+        cdef int seg_n[2 * MAX_BOARD_DIM]
         cdef int have[MAX_ALPHABET]
         cdef int used[MAX_ALPHABET]
         cdef uint64_t mv
@@ -591,13 +594,17 @@ cdef class EndgameWorker:
             self.mg.prepare_leaves()
             self.mg.board_empty = False
             self.mg.begin_bingos()
+            memset(seg_st, 0, sizeof(seg_st))
+            memset(seg_n, 0, sizeof(seg_n))
             for d in range(2):
                 for lane in range(dim):
                     idx = d * MAX_BOARD_DIM + lane
+                    seg_st[idx] = self.mg.n_moves
                     if dirty[idx] or d2[idx]:
                         self.mg.dir = d
                         self.mg.lane = lane
                         self.mg.gen_lane()
+                        seg_n[idx] = self.mg.n_moves - seg_st[idx]
                         continue
                     n = sn[idx]
                     if n == 0:
@@ -631,11 +638,17 @@ cdef class EndgameWorker:
                             self.mg.small_buf[self.mg.n_moves] = mv
                             self.mg.small_score[self.mg.n_moves] = ssc[i]
                             self.mg.n_moves += 1
+                    seg_n[idx] = self.mg.n_moves - seg_st[idx]
             self.mg.record_pass()
-        self.keep_playout_list(slot)
+            if self.keep_playout_list(slot, False):
+                memcpy(self.pl_seg_st[slot], seg_st, sizeof(seg_st))
+                memcpy(self.pl_seg_n[slot], seg_n, sizeof(seg_n))
+            return
+        self.keep_playout_list(slot, True)
 
-    cdef void keep_playout_list(self, int slot) noexcept nogil:
-        """Keep the list just made (self.mg.small_buf) as a playout step's, in pl_*[slot]."""
+    cdef bint keep_playout_list(self, int slot, bint segments) noexcept nogil:
+        """Keep the list just made (self.mg.small_buf) as a playout step's, in pl_*[slot], with its lanes' runs
+        when `segments` (else the caller sets them). Returns whether it is kept."""
         cdef int n = self.mg.n_moves
         cdef uint64_t* cm
         cdef int32_t* cs
@@ -643,18 +656,20 @@ cdef class EndgameWorker:
             cm = <uint64_t*> realloc(self.pl_mv[slot], n * sizeof(uint64_t))
             if cm == NULL:
                 self.pl_valid[slot] = False
-                return
+                return False
             self.pl_mv[slot] = cm
             cs = <int32_t*> realloc(self.pl_sc[slot], n * sizeof(int32_t))
             if cs == NULL:
                 self.pl_valid[slot] = False
-                return
+                return False
             self.pl_sc[slot] = cs
             self.pl_cap[slot] = n
         memcpy(self.pl_mv[slot], self.mg.small_buf, n * sizeof(uint64_t))
         memcpy(self.pl_sc[slot], self.mg.small_score, n * sizeof(int32_t))
         self.pl_n[slot] = n
-        self.pl_valid[slot] = list_segments(self.pl_mv[slot], n, self.pl_seg_st[slot], self.pl_seg_n[slot])
+        self.pl_valid[slot] = not segments or \
+            list_segments(self.pl_mv[slot], n, self.pl_seg_st[slot], self.pl_seg_n[slot])
+        return self.pl_valid[slot]
 
     cdef bint playout_pick(self, int64_t pass_val, Move* m) noexcept nogil:
         """The greedy choice among the moves just listed (self.mg.small_buf, generation order): the first
@@ -737,7 +752,7 @@ cdef class EndgameWorker:
             self.pl_valid[1] = False
             self.pl_valid[2] = False
             if listed:
-                self.keep_playout_list(0)
+                self.keep_playout_list(0, True)
         while not self.g.over and k < 25:
             mover = self.g.on_turn
             # the generator keeps the first placement of highest value in its order; the pass, last in that

@@ -128,6 +128,7 @@ cdef class MoveGen:
     # the first in that order is kept whatever order they are found in (the shadow search goes best first)
     cdef int eg_best_key
     cdef public bint eg_shadow            # RECORD_EG_BEST searches anchors best bound first (gen_best_shadow)
+    cdef public bint scores_only          # RECORD_SMALL lists carry no equity (0): no leave tables are made
     # a RECORD_EG_BEST generation may start from a best found elsewhere (value and order key): eg_found tells
     # whether it found a play that beats it
     cdef bint eg_seeded, eg_found

@@ -166,6 +166,7 @@ cdef class MoveGen:
         for i in range(LEAVE_CACHE):
             self.leave_cache[i].valid = 0
         self.use_shadow = True
+        self.scores_only = False
         self.use_word_map = True
         self.use_ext = True
         self.ext_cache = <ExtEntry*> calloc(EXT_CACHE, sizeof(ExtEntry))
@@ -219,7 +220,8 @@ cdef class MoveGen:
     cdef void prepare_leaves(self) noexcept nogil:
         """Leave value and kept face value for every canonical sub-multiset of the rack (<= 128); the tables
         of the last few racks are kept, since a simulation alternates between a few racks. The endgame
-        searcher's best-value mode (RECORD_EG_BEST) reads none of them: only the rack's bits are set."""
+        searcher's best-value mode (RECORD_EG_BEST) and score-only lists (scores_only) read none of them: only
+        the rack's bits are set."""
         cdef int ml, b = 0, i
         cdef int size = self.ld.size
         cdef LeaveTables* e
@@ -228,7 +230,7 @@ cdef class MoveGen:
             self.first_bit[ml] = b
             b += self.rack[ml]
         self.cur_mask = <uint8_t> ((1 << b) - 1) if b < 8 else 0xFF
-        if self.record_mode == RECORD_EG_BEST:
+        if self.record_mode == RECORD_EG_BEST or (self.scores_only and self.record_mode == RECORD_SMALL):
             return
         for ml in range(size):
             if self.rack_key[ml] != self.rack[ml]:
@@ -480,7 +482,10 @@ cdef class MoveGen:
             self.fill_place(m, leftstrip, rightstrip, score)
             m.equity = 0
             return
-        eq = self.equity_for(score, self.tiles_played, self.cur_mask)
+        if self.scores_only and self.record_mode == RECORD_SMALL:
+            eq = 0
+        else:
+            eq = self.equity_for(score, self.tiles_played, self.cur_mask)
         if self.record_mode == RECORD_BEST and self.has_best and eq < self.best.equity:
             return  # cannot win (the opening's vowel penalty below only lowers it): not worth building
         if direct:
