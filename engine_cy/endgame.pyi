@@ -56,6 +56,9 @@ class EndgameWorker:
     lanes_reused: int
     d1_cut: bool
     probe_first: bool
+    patch_probes: bool
+    playout_lists: int
+    playout_lanes_kept: int
     probes: int
     probe_cuts: int
     last_ply_bounded: bool
@@ -88,6 +91,7 @@ class EndgameSolver:
     lane_reuse: bool
     d1_cut: bool
     probe_first: bool
+    patch_probes: bool
     last_ply_bounded: bool
     def __init__(
         self, kwg: Kwg, ld: LetterDistribution, tt_megabytes: int = 256, bingo_bonus: int = 50

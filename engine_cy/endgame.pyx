@@ -295,6 +295,7 @@ cdef class EndgameWorker:
         self.lane_reuse = True
         self.d1_cut = True
         self.probe_first = True
+        self.patch_probes = True
         self.last_ply_bounded = False
         self.lanes_generated = 0
         self.lanes_reused = 0
@@ -410,6 +411,42 @@ cdef class EndgameWorker:
         self.lc_dirty[c][idx] = 0
         self.lc_max_valid[c] = False
         return True
+
+    cdef void patch_lanes(self, int c, int p, int opp_val, const uint8_t* dirty) noexcept nogil:
+        """Before a probe (first_move): list the lanes only the sibling lists' own child touched (lc_dirty)
+        and this node's move did not, and keep them for every sibling (lc_patch), so the probes of the
+        siblings after this one search only the lanes their own moves touched."""
+        cdef int d, lane, idx, st, dim = self.mg.dim
+        cdef bint ready = False
+        for d in range(2):
+            for lane in range(dim):
+                idx = d * MAX_BOARD_DIM + lane
+                if not self.lc_dirty[c][idx] or dirty[idx]:
+                    continue
+                if not ready:
+                    ready = True
+                    self.mg.set_rack_c(self.g.racks[p])
+                    self.mg.bag_tiles = 0
+                    self.mg.opp_rack_value = opp_val
+                    self.mg.record_mode = RECORD_SMALL
+                    self.mg.top_n = 0
+                    self.mg.do_sort = False
+                    self.mg.n_moves = 0
+                    self.mg.has_best = False
+                    self.mg.n_placements = 0
+                    self.mg.n_exchanges = 0
+                    self.mg.n_passes = 0
+                    self.mg.tiles_played = 0
+                    self.mg.prepare_leaves()
+                    self.mg.board_empty = False
+                    self.mg.begin_bingos()
+                st = self.mg.n_moves
+                self.mg.dir = d
+                self.mg.lane = lane
+                self.mg.gen_lane()
+                self.lanes_generated += 1
+                self.lc_patch(c, idx, st, self.mg.n_moves - st)
+        self.mg.n_moves = 0
 
     cdef int gen_reuse(self, int ply, int p, int opp_val, bint best_only, int64_t out, int rack_n,
                        uint64_t* best_mv, int32_t* best_sc, int64_t* best_val, int64_t stop_at,
@@ -1265,9 +1302,11 @@ cdef class EndgameWorker:
             return False
         if depth > 2:
             k = 3 if self.helper_id & 1 else -5
+        self.move_lanes(&self.path_move[ply], dirty)
+        if self.patch_probes:
+            self.patch_lanes(c, p, opp_val, dirty)
         if not self.lc_max_valid[c] or self.lc_max_k[c] != k:
             self.lane_maxima(c, <int> k, rack_n)
-        self.move_lanes(&self.path_move[ply], dirty)
         for d in range(2):
             for lane in range(dim):
                 idx = d * MAX_BOARD_DIM + lane
@@ -1603,12 +1642,14 @@ cdef class EndgameSolver:
     cdef public bint lane_reuse  # the workers' lane_reuse (children reuse a sibling's untouched lanes)
     cdef public bint d1_cut      # the workers' d1_cut (the last ply stops at beta)
     cdef public bint probe_first # the workers' probe_first (a node's first move searched before listing)
+    cdef public bint patch_probes  # the workers' patch_probes (a probe lists the lanes only its siblings touched)
     cdef public bint last_ply_bounded  # the workers' last_ply_bounded (off: its values are not asked again)
 
     def __init__(self, Kwg kwg, LetterDistribution ld, int tt_megabytes=256, int bingo_bonus=50):
         self.lane_reuse = True
         self.d1_cut = True
         self.probe_first = True
+        self.patch_probes = True
         self.last_ply_bounded = False
         self.kwg = kwg
         self.ld = ld
@@ -1726,6 +1767,7 @@ cdef class EndgameSolver:
             w.lane_reuse = self.lane_reuse
             w.d1_cut = self.d1_cut
             w.probe_first = self.probe_first
+            w.patch_probes = self.patch_probes
             w.last_ply_bounded = self.last_ply_bounded
             w.attach(root if i == 0 else root.clone())
             w.set_multi(0)

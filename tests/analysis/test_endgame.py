@@ -112,18 +112,21 @@ def test_agrees_with_minimax(registry, seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_lane_reuse_and_last_ply_cut_change_nothing(registry, seed):
-    # lane reuse rebuilds exactly the full generation's move lists: same nodes, values and lines; the cut at
-    # the last ply (pass first, stop at beta) only changes how much is searched, never the value
+    # lane reuse rebuilds exactly the full generation's move lists (with or without the probes listing the
+    # lanes only the sibling lists' own child touched): same nodes, values and lines; the cut at the last
+    # ply (pass first, stop at beta) only changes how much is searched, never the value
     lex = registry.get("SCOWL70")
     g = _short_endgame(lex, 3000 + seed, 7, 7 - seed % 3)
     res = {}
-    for reuse, cut in ((False, False), (True, False), (True, True)):
+    for reuse, cut, patch in ((False, False, False), (True, False, False), (True, False, True), (True, True, True)):
         solver = EndgameSolver(lex.kwg, lex.ld, 16)
         solver.lane_reuse = reuse
         solver.d1_cut = cut
-        res[reuse, cut] = solver.solve(g, 4, heuristics=False)
-    plain, reuse, both = res[False, False], res[True, False], res[True, True]
-    assert (reuse["value"], reuse["nodes"], reuse["line"]) == (plain["value"], plain["nodes"], plain["line"])
+        solver.patch_probes = patch
+        res[reuse, cut, patch] = solver.solve(g, 4, heuristics=False)
+    plain, both = res[False, False, False], res[True, True, True]
+    for reuse in (res[True, False, False], res[True, False, True]):
+        assert (reuse["value"], reuse["nodes"], reuse["line"]) == (plain["value"], plain["nodes"], plain["line"])
     assert both["value"] == plain["value"]
     assert solver.lane_stats[1] > 0, "no lane was reused"
 
