@@ -159,6 +159,7 @@ cdef class EndgameWorker:
     cdef bint lc_patch(self, int c, int idx, int st, int n) noexcept nogil
     cdef public bint patch_probes
     cdef void patch_lanes(self, int c, int p, int opp_val, const uint8_t* dirty) noexcept nogil
+    cdef void begin_lane_lists(self, int p, int opp_val) noexcept nogil
     cdef int gen_reuse(self, int ply, int p, int opp_val, bint best_only, int64_t out, int rack_n,
                        uint64_t* best_mv, int32_t* best_sc, int64_t* best_val, int64_t stop_at,
                        bint* stopped) noexcept nogil

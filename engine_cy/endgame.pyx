@@ -221,6 +221,28 @@ cdef class TranspositionTable:
 
 
 @cython.final
+cdef inline bint move_fits(uint64_t mv, const int* have, int* used, int* n_tiles) noexcept nogil:
+    """Whether packed placement mv's tiles (a blank as 0) are among the counts `have`; *n_tiles gets how
+    many it places. used[] must be all 0, and is left so."""
+    cdef int nt = 0, ml, code
+    cdef bint fits = True
+    while nt < RACK_SIZE:
+        code = <int> ((mv >> (13 + 7 * nt)) & 0x7F)
+        if code == 0:
+            break
+        ml = 0 if (code & 0x40) else (code & 0x3F)
+        used[ml] += 1
+        if used[ml] > have[ml]:
+            fits = False
+        nt += 1
+    n_tiles[0] = nt
+    while nt > 0:
+        nt -= 1
+        code = <int> ((mv >> (13 + 7 * nt)) & 0x7F)
+        used[0 if (code & 0x40) else (code & 0x3F)] = 0
+    return fits
+
+
 cdef bint list_segments(const uint64_t* mv, int n, int* st, int* cnt) noexcept nogil:
     """Each lane's run (st[idx], cnt[idx]) of a move list in generation order (lane by lane; passes and
     exchanges left out). False when a lane's moves are not one run (the list is then of no use)."""
@@ -412,6 +434,25 @@ cdef class EndgameWorker:
         self.lc_max_valid[c] = False
         return True
 
+    cdef void begin_lane_lists(self, int p, int opp_val) noexcept nogil:
+        """Set the generator up to list player p's moves lane by lane (mg.gen_lane per lane, RECORD_SMALL,
+        bag empty, into small_buf from the start)."""
+        self.mg.set_rack_c(self.g.racks[p])
+        self.mg.bag_tiles = 0
+        self.mg.opp_rack_value = opp_val
+        self.mg.record_mode = RECORD_SMALL
+        self.mg.top_n = 0
+        self.mg.do_sort = False
+        self.mg.n_moves = 0
+        self.mg.has_best = False
+        self.mg.n_placements = 0
+        self.mg.n_exchanges = 0
+        self.mg.n_passes = 0
+        self.mg.tiles_played = 0
+        self.mg.prepare_leaves()
+        self.mg.board_empty = False
+        self.mg.begin_bingos()
+
     cdef void patch_lanes(self, int c, int p, int opp_val, const uint8_t* dirty) noexcept nogil:
         """Before a probe (first_move): list the lanes only the sibling lists' own child touched (lc_dirty)
         and this node's move did not, and keep them for every sibling (lc_patch), so the probes of the
@@ -425,21 +466,7 @@ cdef class EndgameWorker:
                     continue
                 if not ready:
                     ready = True
-                    self.mg.set_rack_c(self.g.racks[p])
-                    self.mg.bag_tiles = 0
-                    self.mg.opp_rack_value = opp_val
-                    self.mg.record_mode = RECORD_SMALL
-                    self.mg.top_n = 0
-                    self.mg.do_sort = False
-                    self.mg.n_moves = 0
-                    self.mg.has_best = False
-                    self.mg.n_placements = 0
-                    self.mg.n_exchanges = 0
-                    self.mg.n_passes = 0
-                    self.mg.tiles_played = 0
-                    self.mg.prepare_leaves()
-                    self.mg.board_empty = False
-                    self.mg.begin_bingos()
+                    self.begin_lane_lists(p, opp_val)
                 st = self.mg.n_moves
                 self.mg.dir = d
                 self.mg.lane = lane
@@ -473,21 +500,7 @@ cdef class EndgameWorker:
             stopped[0] = False
         self.move_lanes(&self.path_move[ply], dirty)
         dim = self.mg.dim
-        self.mg.set_rack_c(self.g.racks[p])
-        self.mg.bag_tiles = 0
-        self.mg.opp_rack_value = opp_val
-        self.mg.record_mode = RECORD_SMALL
-        self.mg.top_n = 0
-        self.mg.do_sort = False
-        self.mg.n_moves = 0
-        self.mg.has_best = False
-        self.mg.n_placements = 0
-        self.mg.n_exchanges = 0
-        self.mg.n_passes = 0
-        self.mg.tiles_played = 0
-        self.mg.prepare_leaves()
-        self.mg.board_empty = False
-        self.mg.begin_bingos()
+        self.begin_lane_lists(p, opp_val)
         for d in range(2):
             for lane in range(dim):
                 idx = d * MAX_BOARD_DIM + lane
@@ -598,7 +611,7 @@ cdef class EndgameWorker:
         mover, whose rack held this one's tiles and more) with its lanes' runs sst / sn, and m1, m2 the moves
         since: in the lanes neither touched its plays the rack still holds are this step's, in the same order;
         the other lanes are generated."""
-        cdef int mover = self.g.on_turn, slot = k % 3, dim = self.mg.dim, d, lane, idx, i, st, n, nt, ml, code
+        cdef int mover = self.g.on_turn, slot = k % 3, dim = self.mg.dim, d, lane, idx, i, n, nt, ml
         cdef uint8_t dirty[2 * MAX_BOARD_DIM]
         cdef uint8_t d2[2 * MAX_BOARD_DIM]
         cdef int seg_st[2 * MAX_BOARD_DIM]
@@ -606,7 +619,6 @@ cdef class EndgameWorker:
         cdef int have[MAX_ALPHABET]
         cdef int used[MAX_ALPHABET]
         cdef uint64_t mv
-        cdef bint fits
         self.playout_lists += 1
         if smv == NULL or self.g.board.n_tiles == 0:
             self.mg.gen_c(self.g.racks[mover], 0, self.g.rack_value(1 - mover), RECORD_SMALL, 0, False)
@@ -616,21 +628,7 @@ cdef class EndgameWorker:
             for ml in range(self.g.ld.size):
                 have[ml] = self.g.racks[mover][ml]
                 used[ml] = 0
-            self.mg.set_rack_c(self.g.racks[mover])
-            self.mg.bag_tiles = 0
-            self.mg.opp_rack_value = self.g.rack_value(1 - mover)
-            self.mg.record_mode = RECORD_SMALL
-            self.mg.top_n = 0
-            self.mg.do_sort = False
-            self.mg.n_moves = 0
-            self.mg.has_best = False
-            self.mg.n_placements = 0
-            self.mg.n_exchanges = 0
-            self.mg.n_passes = 0
-            self.mg.tiles_played = 0
-            self.mg.prepare_leaves()
-            self.mg.board_empty = False
-            self.mg.begin_bingos()
+            self.begin_lane_lists(mover, self.g.rack_value(1 - mover))
             memset(seg_st, 0, sizeof(seg_st))
             memset(seg_n, 0, sizeof(seg_n))
             for d in range(2):
@@ -656,22 +654,7 @@ cdef class EndgameWorker:
                             return
                     for i in range(sst[idx], sst[idx] + n):
                         mv = smv[i]
-                        fits = True
-                        nt = 0
-                        while nt < RACK_SIZE:
-                            code = <int> ((mv >> (13 + 7 * nt)) & 0x7F)
-                            if code == 0:
-                                break
-                            ml = 0 if (code & 0x40) else (code & 0x3F)
-                            used[ml] += 1
-                            if used[ml] > have[ml]:
-                                fits = False
-                            nt += 1
-                        while nt > 0:
-                            nt -= 1
-                            code = <int> ((mv >> (13 + 7 * nt)) & 0x7F)
-                            used[0 if (code & 0x40) else (code & 0x3F)] = 0
-                        if fits:
+                        if move_fits(mv, have, used, &nt):
                             self.mg.small_buf[self.mg.n_moves] = mv
                             self.mg.small_score[self.mg.n_moves] = ssc[i]
                             self.mg.n_moves += 1
@@ -1231,12 +1214,12 @@ cdef class EndgameWorker:
         the same, in the same order as this node's own generation would give them), the first of highest
         value (score, + out when it uses all rack_n tiles) goes in *best_*. Returns whether there is one."""
         cdef uint8_t d2[2 * MAX_BOARD_DIM]
-        cdef int g = ply - 2, i, idx, slot, ml, nt
+        cdef int g = ply - 2, i, idx, ml, nt
         cdef int have[MAX_ALPHABET]
         cdef int used[MAX_ALPHABET]
-        cdef uint64_t mv, code
+        cdef uint64_t mv
         cdef int64_t v
-        cdef bint found = False, fits
+        cdef bint found = False
         self.move_lanes(&self.path_move[ply - 1], lanes)
         self.move_lanes(&self.path_move[ply], d2)
         for i in range(2 * MAX_BOARD_DIM):
@@ -1254,21 +1237,7 @@ cdef class EndgameWorker:
                 idx = <int> ((mv >> 5) & 31)
             if lanes[idx]:
                 continue
-            fits = True
-            nt = 0
-            for slot in range(RACK_SIZE):
-                code = (mv >> (13 + 7 * slot)) & 0x7F
-                if code == 0:
-                    break
-                ml = 0 if (code & 0x40) else <int> (code & 0x3F)
-                used[ml] += 1
-                nt += 1
-                if used[ml] > have[ml]:
-                    fits = False
-            for slot in range(nt):
-                code = (mv >> (13 + 7 * slot)) & 0x7F
-                used[0 if (code & 0x40) else <int> (code & 0x3F)] = 0
-            if not fits:
+            if not move_fits(mv, have, used, &nt):
                 continue
             v = self.gl_sc[g][i]
             if nt == rack_n:
