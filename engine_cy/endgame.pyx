@@ -221,6 +221,29 @@ cdef class TranspositionTable:
 
 
 @cython.final
+cdef bint copy_moves(uint64_t** mv, int32_t** sc, int* cap, int at, const uint64_t* src_mv,
+                     const int32_t* src_sc, int n, bint spare) noexcept nogil:
+    """Copy n packed moves and their scores into (*mv, *sc) from index `at`, first growing both arrays (to
+    exactly at + n, or with room to spare) when they hold fewer; False without memory (nothing copied)."""
+    cdef int need = at + n, new_cap
+    cdef uint64_t* cm
+    cdef int32_t* cs
+    if need > cap[0]:
+        new_cap = need + need // 2 + 64 if spare else need
+        cm = <uint64_t*> realloc(mv[0], new_cap * sizeof(uint64_t))
+        if cm == NULL:
+            return False
+        mv[0] = cm
+        cs = <int32_t*> realloc(sc[0], new_cap * sizeof(int32_t))
+        if cs == NULL:
+            return False
+        sc[0] = cs
+        cap[0] = new_cap
+    memcpy(&mv[0][at], src_mv, n * sizeof(uint64_t))
+    memcpy(&sc[0][at], src_sc, n * sizeof(int32_t))
+    return True
+
+
 cdef inline bint move_fits(uint64_t mv, const int* have, int* used, int* n_tiles) noexcept nogil:
     """Whether packed placement mv's tiles (a blank as 0) are among the counts `have`; *n_tiles gets how
     many it places. used[] must be all 0, and is left so."""
@@ -411,25 +434,12 @@ cdef class EndgameWorker:
         """Keep the n moves a later child just generated (small_buf from st) for lane idx, which the first
         child's move touched and this child's move did not: they are the lane's moves on the parent's board,
         valid for every child whose own move leaves the lane alone. False without memory (nothing kept)."""
-        cdef int need = self.lc_len[c] + n, cap
-        cdef uint64_t* cm
-        cdef int32_t* cs
-        if need > self.lc_cap[c]:
-            cap = need + need // 2 + 64
-            cm = <uint64_t*> realloc(self.lc_mv[c], cap * sizeof(uint64_t))
-            if cm == NULL:
-                return False
-            self.lc_mv[c] = cm
-            cs = <int32_t*> realloc(self.lc_sc[c], cap * sizeof(int32_t))
-            if cs == NULL:
-                return False
-            self.lc_sc[c] = cs
-            self.lc_cap[c] = cap
-        memcpy(&self.lc_mv[c][self.lc_len[c]], &self.mg.small_buf[st], n * sizeof(uint64_t))
-        memcpy(&self.lc_sc[c][self.lc_len[c]], &self.mg.small_score[st], n * sizeof(int32_t))
+        if not copy_moves(&self.lc_mv[c], &self.lc_sc[c], &self.lc_cap[c], self.lc_len[c],
+                          &self.mg.small_buf[st], &self.mg.small_score[st], n, True):
+            return False
         self.lc_start[c][idx] = self.lc_len[c]
         self.lc_count[c][idx] = n
-        self.lc_len[c] = need
+        self.lc_len[c] += n
         self.lc_dirty[c][idx] = 0
         self.lc_max_valid[c] = False
         return True
@@ -564,18 +574,9 @@ cdef class EndgameWorker:
                         self.mg.n_moves += cnt
         if build:
             n = self.mg.n_moves
-            if n > self.lc_cap[c]:
-                cm = <uint64_t*> realloc(self.lc_mv[c], n * sizeof(uint64_t))
-                if cm == NULL:
-                    return -1
-                self.lc_mv[c] = cm
-                cs = <int32_t*> realloc(self.lc_sc[c], n * sizeof(int32_t))
-                if cs == NULL:
-                    return -1
-                self.lc_sc[c] = cs
-                self.lc_cap[c] = n
-            memcpy(self.lc_mv[c], self.mg.small_buf, n * sizeof(uint64_t))
-            memcpy(self.lc_sc[c], self.mg.small_score, n * sizeof(int32_t))
+            if not copy_moves(&self.lc_mv[c], &self.lc_sc[c], &self.lc_cap[c], 0, self.mg.small_buf,
+                              self.mg.small_score, n, False):
+                return -1
             memcpy(self.lc_dirty[c], dirty, 2 * MAX_BOARD_DIM)
             self.lc_len[c] = n
             self.lc_valid[c] = True
@@ -670,22 +671,10 @@ cdef class EndgameWorker:
         """Keep the list just made (self.mg.small_buf) as a playout step's, in pl_*[slot], with its lanes' runs
         when `segments` (else the caller sets them). Returns whether it is kept."""
         cdef int n = self.mg.n_moves
-        cdef uint64_t* cm
-        cdef int32_t* cs
-        if n > self.pl_cap[slot]:
-            cm = <uint64_t*> realloc(self.pl_mv[slot], n * sizeof(uint64_t))
-            if cm == NULL:
-                self.pl_valid[slot] = False
-                return False
-            self.pl_mv[slot] = cm
-            cs = <int32_t*> realloc(self.pl_sc[slot], n * sizeof(int32_t))
-            if cs == NULL:
-                self.pl_valid[slot] = False
-                return False
-            self.pl_sc[slot] = cs
-            self.pl_cap[slot] = n
-        memcpy(self.pl_mv[slot], self.mg.small_buf, n * sizeof(uint64_t))
-        memcpy(self.pl_sc[slot], self.mg.small_score, n * sizeof(int32_t))
+        if not copy_moves(&self.pl_mv[slot], &self.pl_sc[slot], &self.pl_cap[slot], 0, self.mg.small_buf,
+                          self.mg.small_score, n, False):
+            self.pl_valid[slot] = False
+            return False
         self.pl_n[slot] = n
         self.pl_valid[slot] = not segments or \
             list_segments(self.pl_mv[slot], n, self.pl_seg_st[slot], self.pl_seg_n[slot])
@@ -1187,20 +1176,9 @@ cdef class EndgameWorker:
         """Keep the list the generator just made at this node (small_buf, generation order) for its
         grandchildren (gl_*[ply]); False without memory (they then search without it)."""
         cdef int n = self.mg.n_moves
-        cdef uint64_t* cm
-        cdef int32_t* cs
-        if n > self.gl_cap[ply]:
-            cm = <uint64_t*> realloc(self.gl_mv[ply], n * sizeof(uint64_t))
-            if cm == NULL:
-                return False
-            self.gl_mv[ply] = cm
-            cs = <int32_t*> realloc(self.gl_sc[ply], n * sizeof(int32_t))
-            if cs == NULL:
-                return False
-            self.gl_sc[ply] = cs
-            self.gl_cap[ply] = n
-        memcpy(self.gl_mv[ply], self.mg.small_buf, n * sizeof(uint64_t))
-        memcpy(self.gl_sc[ply], self.mg.small_score, n * sizeof(int32_t))
+        if not copy_moves(&self.gl_mv[ply], &self.gl_sc[ply], &self.gl_cap[ply], 0, self.mg.small_buf,
+                          self.mg.small_score, n, False):
+            return False
         self.gl_n[ply] = n
         self.gl_valid[ply] = True
         self.gl_seg_ok[ply] = list_segments(self.gl_mv[ply], n, self.gl_seg_st[ply], self.gl_seg_n[ply])
