@@ -25,7 +25,7 @@ from engine_cy.kwg cimport Kwg
 from engine_cy.alphabet cimport LetterDistribution
 from engine_cy.prune import pruned_kwg
 from engine_cy.move cimport (Move, MOVE_PLACE, MOVE_PASS, MOVE_EXCHANGE, pack_move, unpack_move, packed_kind,
-                             packed_tiles)
+                             packed_tiles, packed_lane)
 from engine_cy.movegen cimport MoveGen, RECORD_SMALL, RECORD_EG_BEST
 
 cdef extern from *:
@@ -275,10 +275,7 @@ cdef bint list_segments(const uint64_t* mv, int n, int* st, int* cnt) noexcept n
     for i in range(n):
         if packed_kind(mv[i]) != MOVE_PLACE:
             continue
-        if (mv[i] >> 10) & 1:
-            idx = MAX_BOARD_DIM + <int> (mv[i] & 31)
-        else:
-            idx = <int> ((mv[i] >> 5) & 31)
+        idx = packed_lane(mv[i])
         if idx != last:
             if cnt[idx] != 0:
                 return False
@@ -1209,10 +1206,7 @@ cdef class EndgameWorker:
             mv = self.gl_mv[g][i]
             if packed_kind(mv) != MOVE_PLACE:
                 continue
-            if (mv >> 10) & 1:
-                idx = MAX_BOARD_DIM + <int> (mv & 31)
-            else:
-                idx = <int> ((mv >> 5) & 31)
+            idx = packed_lane(mv)
             if lanes[idx]:
                 continue
             if not move_fits(mv, have, used, &nt):

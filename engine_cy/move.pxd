@@ -77,6 +77,13 @@ cdef int unpack_move(uint64_t packed, Board board, Move* m) noexcept nogil
 cdef inline int packed_kind(uint64_t mv) noexcept nogil:
     return (mv >> 11) & 3
 
+cdef inline int packed_lane(uint64_t mv) noexcept nogil:
+    """A packed placement's lane as the endgame's lane sets index it: its row, or MAX_BOARD_DIM + its column
+    when vertical."""
+    if (mv >> 10) & 1:
+        return MAX_BOARD_DIM + <int> (mv & 0x1F)
+    return <int> ((mv >> 5) & 0x1F)
+
 cdef inline int packed_tiles(uint64_t mv) noexcept nogil:
     """Tiles taken from the rack by a packed move (the filled 7-bit slots)."""
     cdef int n = 0, slot
