@@ -19,7 +19,7 @@ from macondo_client.shell import SIM_FLAGS, ShellError, parse_flags, run_shell
 from macondo_server.cli import main as cli_main
 from macondo_server.model.gcg import parse_gcg
 
-from conftest import CASES_DIR, ROOT, load_cases, needs_cases, needs_nwl20
+from conftest import CASES_DIR, SHARED, load_cases, needs_cases, needs_nwl20
 
 EMPTY = "/".join(["15"] * 15)
 START = f"{EMPTY} AEINQST/ 0/0 0"
@@ -175,7 +175,7 @@ def test_shell_sim_maxtime_and_endgame_maxtime_use_the_time(client):
 
 def test_shell_gcg_load(client):
     gcg = CASES_DIR / "gcg" / "success_standard.gcg"
-    if not gcg.is_file() or not (ROOT.parent / "shared" / "lexica" / "CSW21.txt").is_file():
+    if not gcg.is_file() or not (SHARED / "lexica" / "CSW21.txt").is_file():
         pytest.skip("shared GCG or CSW21 absent")
     text = _shell(client, f"load gcg {gcg} -turn 6\nshow\nload {gcg}\nquit\n")
     assert "HastyBot" in text and "last move: RightBehindYou" in text
