@@ -6,18 +6,25 @@ static-bot games on NWL20 (bag just emptied), solved to --plies.
 Run: .venv/bin/python bench/endgame.py [--plies 8] [--positions 3] [--threads 1,2] [--prune on,off] [--data-dir DIR]
 
 --prune on,off solves each position both ways (the lexicon pruned to the board, the default, and the full one)
-and prints each: the same values and node counts, the time per node is what changes.
+and prints each: the same values and node counts, the time per node is what changes. With pruning on, each
+position's line starting `# prune` gives what pruning costs inside each solve (the median of 5: listing the
+words that can still be played on that board, building their graph, and the graph's move-generator copy).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
+import time
 from pathlib import Path
 
 from engine_cy.endgame import EndgameSolver
 from engine_cy.game import Game
+from engine_cy.kwg import Kwg
+from engine_cy.kwg_build import build_kwg
 from engine_cy.movegen import MoveGen
+from engine_cy.prune import pruned_words, unplayed_counts
 from macondo_server.engine.lexicon import LexiconRegistry
 from macondo_server.engine.replay import game_from_position, position_from_game
 from macondo_server.engine.settings import Settings
@@ -73,6 +80,8 @@ def main() -> None:
     for name, lex, game, plies, heur in suite:
         if name.startswith("autoplay"):
             print(f"# {name}: {write_cgp(position_from_game(game, {'lex': lex.name}))}")
+        if True in prunes:
+            print(prune_cost(name, lex, game), flush=True)
         for threads in (int(t) for t in args.threads.split(",")):
             for prune in prunes:
                 solver = EndgameSolver(lex.kwg, lex.ld, args.tt_mb)
@@ -81,6 +90,28 @@ def main() -> None:
                 print(f"{name:28s} plies={plies:2d} heuristics={int(heur)} threads={threads} "
                       f"prune={'on' if prune else 'off'} value={r['value']:+4d} seconds={r['seconds']:8.3f} "
                       f"nodes={r['nodes']:10d} nodes_per_second={nps:10.0f}", flush=True)
+
+
+def prune_cost(name: str, lex, game: Game) -> str:
+    """What pruning the lexicon to this board costs a solve (engine_cy.prune.pruned_kwg and the move
+    generator the solver's worker makes on its graph), median of 5, in milliseconds."""
+    parts: dict[str, list[float]] = {"words": [], "graph": [], "generator": []}
+    n_words = 0
+    for _ in range(5):
+        t0 = time.perf_counter()
+        words = pruned_words(game, unplayed_counts(game))
+        t1 = time.perf_counter()
+        kwg = Kwg(build_kwg(words, True), "gaddag")
+        t2 = time.perf_counter()
+        MoveGen(kwg, lex.ld, None)
+        t3 = time.perf_counter()
+        n_words = len(words)
+        parts["words"].append(t1 - t0)
+        parts["graph"].append(t2 - t1)
+        parts["generator"].append(t3 - t2)
+    ms = {k: 1000 * statistics.median(v) for k, v in parts.items()}
+    return (f"# prune {name}: {n_words} words; {sum(ms.values()):.1f} ms: listing {ms['words']:.1f}, "
+            f"graph {ms['graph']:.1f}, generator {ms['generator']:.1f}")
 
 
 if __name__ == "__main__":

@@ -149,11 +149,63 @@ cdef int64_t _build_trie(Builder* b, const uint8_t* recs, Py_ssize_t n_recs) noe
     return _intern(b, &pending[0][0], n_pending[0])
 
 
+cdef enum:
+    RADIX_SMALL = 24  # runs shorter than this are sorted by insertion
+
+
+cdef bint _radix_sort(uint8_t* a, uint8_t* tmp, Py_ssize_t n, int d) noexcept nogil:
+    """Sort n records in memcmp order, all equal before byte d, by their bytes from d on: a counting pass per
+    byte (most significant first) into tmp and back, then each run of one byte value the same way; short runs
+    by insertion. False when a byte is above 63 (the caller sorts another way)."""
+    cdef Py_ssize_t cnt[64]
+    cdef Py_ssize_t pos[64]
+    cdef Py_ssize_t i, j, start
+    cdef uint8_t rec[REC]
+    cdef int b
+    if d >= REC or n < 2:
+        return True
+    if n < RADIX_SMALL:
+        for i in range(1, n):
+            memcpy(rec, a + i * REC, REC)
+            j = i
+            while j > 0 and memcmp(a + (j - 1) * REC + d, rec + d, REC - d) > 0:
+                memcpy(a + j * REC, a + (j - 1) * REC, REC)
+                j -= 1
+            memcpy(a + j * REC, rec, REC)
+        return True
+    memset(cnt, 0, sizeof(cnt))
+    for i in range(n):
+        b = a[i * REC + d]
+        if b >= 64:
+            return False
+        cnt[b] += 1
+    start = 0
+    for b in range(64):
+        pos[b] = start
+        start += cnt[b]
+    for i in range(n):
+        b = a[i * REC + d]
+        memcpy(tmp + pos[b] * REC, a + i * REC, REC)
+        pos[b] += 1
+    memcpy(a, tmp, n * REC)
+    # byte value 0 is the padding after the last tile: those records are equal to the end
+    start = cnt[0]
+    for b in range(1, 64):
+        if cnt[b] > 1 and not _radix_sort(a + start * REC, tmp, cnt[b], d + 1):
+            return False
+        start += cnt[b]
+    return True
+
+
 cdef Py_ssize_t _sort_unique(uint8_t* recs, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i, w = 0
+    cdef uint8_t* tmp
     if n == 0:
         return 0
-    qsort(recs, n, REC, _rec_cmp)
+    tmp = <uint8_t*> malloc(n * REC)
+    if tmp == NULL or not _radix_sort(recs, tmp, n, 0):
+        qsort(recs, n, REC, _rec_cmp)
+    free(tmp)
     for i in range(n):
         if w == 0 or memcmp(recs + (w - 1) * REC, recs + i * REC, REC) != 0:
             if w != i:

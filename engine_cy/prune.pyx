@@ -15,8 +15,8 @@
 # for both players.)
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t
-from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memset
+from libc.stdlib cimport malloc, realloc, free, qsort
+from libc.string cimport memcpy, memset, memcmp
 
 from engine_cy.common cimport ml_t, MAX_ALPHABET, MAX_BOARD_DIM
 from engine_cy.kwg cimport Kwg
@@ -30,6 +30,7 @@ cdef struct Ctx:
     const uint32_t* nodes
     int dim
     ml_t line[MAX_BOARD_DIM + 1]      # unblanked letters of the lane, 0 for an empty square
+    ml_t sq[MAX_BOARD_DIM + 1]        # the letters on the lane's squares of the word being built (_left, _right)
     bint tile_at_or_after[MAX_BOARD_DIM + 1]
     int start
     int counts[MAX_ALPHABET]          # unplayed tiles by machine letter (0: blanks)
@@ -96,6 +97,93 @@ cdef void _through(Ctx* c, int pos, uint32_t p, int placed, bint touched) noexce
         q += 1
 
 
+cdef int _record_cmp(const void* x, const void* y) noexcept nogil:
+    """Two (length, letters) records in the order of their letters as bytes (a prefix first)."""
+    cdef const uint8_t* a = (<const uint8_t**> x)[0]
+    cdef const uint8_t* b = (<const uint8_t**> y)[0]
+    cdef int r = memcmp(a + 1, b + 1, min(a[0], b[0]))
+    if r != 0:
+        return r
+    return <int> a[0] - <int> b[0]
+
+
+cdef bint _emit_span(Ctx* c, int st, int en) noexcept nogil:
+    memcpy(c.word, c.sq + st, (en - st + 1) * sizeof(ml_t))
+    return _emit(c, en - st + 1)
+
+
+cdef void _left(Ctx* c, int a, int pos, uint32_t q, int placed) noexcept nogil:
+    """Words whose leftmost run of the lane's tiles starts at square a, walked in the GADDAG from that tile
+    leftwards: squares pos..a are filled (c.sq), q is the arc of square pos's letter. The word may start at
+    pos (when the square before it is empty) and go on right of a after the separator, or reach one more
+    empty square to the left (one that can start a word: the square before it is empty as well)."""
+    cdef uint32_t p, r
+    cdef int t, use, dim = c.dim
+    if c.failed:
+        return
+    if pos == 0 or c.line[pos - 1] == 0:
+        # the path so far is the reversed word up to a: a word that ends at a ends here, one that goes on
+        # takes the separator (tile 0, first in its list)
+        if placed > 0 and (a + 1 == dim or c.line[a + 1] == 0) and kwg_accepts(c.nodes, q):
+            _emit_span(c, pos, a)
+        p = kwg_arc(c.nodes, q)
+        if p != 0 and a + 1 < dim and kwg_tile(c.nodes, p) == 0:
+            _right(c, pos, a + 1, kwg_arc(c.nodes, p), placed)
+    if pos == 0 or c.line[pos - 1] != 0 or (pos >= 2 and c.line[pos - 2] != 0):
+        return
+    p = kwg_arc(c.nodes, q)
+    if p == 0:
+        return
+    r = p
+    while True:
+        t = kwg_tile(c.nodes, r)
+        if t != 0:
+            use = t if c.counts[t] > 0 else (0 if c.counts[0] > 0 else -1)
+            if use >= 0:
+                c.counts[use] -= 1
+                c.sq[pos - 1] = <ml_t> t
+                _left(c, a, pos - 1, r, placed + 1)
+                c.counts[use] += 1
+        if kwg_is_end(c.nodes, r):
+            break
+        r += 1
+
+
+cdef void _right(Ctx* c, int st, int pos, uint32_t p, int placed) noexcept nogil:
+    """The rest of a word started at st (squares st..pos - 1 filled): fill square pos from list p, and record
+    the word where it may end (the next square empty or the edge) with at least one tile placed."""
+    cdef uint32_t q
+    cdef int t, use
+    cdef bint ends
+    if pos >= c.dim or p == 0 or c.failed:
+        return
+    ends = pos + 1 == c.dim or c.line[pos + 1] == 0
+    if c.line[pos]:
+        q = kwg_seek(c.nodes, p, c.line[pos])
+        if q == 0:
+            return
+        c.sq[pos] = c.line[pos]
+        if ends and placed > 0 and kwg_accepts(c.nodes, q):
+            _emit_span(c, st, pos)
+        _right(c, st, pos + 1, kwg_arc(c.nodes, q), placed)
+        return
+    q = p
+    while True:
+        t = kwg_tile(c.nodes, q)
+        if t != 0:
+            use = t if c.counts[t] > 0 else (0 if c.counts[0] > 0 else -1)
+            if use >= 0:
+                c.counts[use] -= 1
+                c.sq[pos] = <ml_t> t
+                if ends and kwg_accepts(c.nodes, q):
+                    _emit_span(c, st, pos)
+                _right(c, st, pos + 1, kwg_arc(c.nodes, q), placed + 1)
+                c.counts[use] += 1
+        if kwg_is_end(c.nodes, q):
+            break
+        q += 1
+
+
 cdef int _lanes(Board board, ml_t* lanes) noexcept nogil:
     """Every row and column of the board as unblanked letters, duplicates dropped; returns their number."""
     cdef int dim = board.dim, d, lane, i, k, n = 0
@@ -125,16 +213,21 @@ cdef int _lanes(Board board, ml_t* lanes) noexcept nogil:
 PRUNE_MAX_TILES = 32
 
 
-def pruned_words(Game game, counts=None):
+def pruned_words(Game game, counts=None, bint gaddag=True):
     """The words (machine letters, bytes) that can ever lie along a lane of `game`'s board when at most
     `counts` tiles (by machine letter, 0: blanks; default: the game's tiles in play, both racks and the bag)
-    are still to be placed. Sorted, without duplicates."""
+    are still to be placed. Sorted, without duplicates. The words through a lane's tiles come from a GADDAG
+    walk from the first tile of their leftmost run; gaddag=False (or a lexicon without a GADDAG) lists them by
+    a DAWG walk from every start square instead (the same words, slower: the reference for tests)."""
     cdef Ctx* c
     cdef Board board = game.board
     cdef Kwg kwg = game.kwg
     cdef int dim = board.dim, n_lanes, k, i, s, run, max_run = 0, size = game.ld.size
     cdef ml_t* lanes
-    cdef size_t off
+    cdef size_t off, n_rec
+    cdef const uint8_t** recs = NULL
+    cdef uint32_t q
+    cdef bint use_gaddag = kwg.gaddag_root != 0 and gaddag
     cdef bytes raw
     cdef const unsigned char* rp
     if counts is None:
@@ -170,8 +263,18 @@ def pruned_words(Game game, counts=None):
                         max_run = run
                 for s in range(dim):
                     if s == 0 or c.line[s - 1] == 0:
-                        c.start = s
-                        _through(c, s, kwg.dawg_root, 0, False)
+                        if use_gaddag:
+                            # each word through the lane's tiles once, from the first tile of its leftmost
+                            # run: the GADDAG walks from that tile, so no letter is tried that the tile
+                            # does not allow (a walk from each start square tries every prefix first)
+                            if c.line[s] != 0:
+                                q = kwg_seek(c.nodes, kwg.gaddag_root, c.line[s])
+                                if q != 0:
+                                    c.sq[s] = c.line[s]
+                                    _left(c, s, s, q, 0)
+                        else:
+                            c.start = s
+                            _through(c, s, kwg.dawg_root, 0, False)
             # words of unplayed tiles only: those that fit the longest run of empty squares of any lane
             memset(c.line, 0, sizeof(c.line))
             c.dim = max_run
@@ -179,15 +282,34 @@ def pruned_words(Game game, counts=None):
             _through(c, 0, kwg.dawg_root, 0, True)
         if c.failed:
             raise MemoryError()
-        words = set()
-        rp = c.out
+        # the records sorted (as bytes sort) without duplicates, before any Python object is made
+        n_rec = 0
         off = 0
         while off < c.n_out:
+            n_rec += 1
+            off += c.out[off] + 1
+        recs = <const uint8_t**> malloc(max(n_rec, 1) * sizeof(uint8_t*))
+        if recs == NULL:
+            raise MemoryError()
+        rp = c.out
+        with nogil:
+            off = 0
+            i = 0
+            while off < c.n_out:
+                recs[i] = c.out + off
+                i += 1
+                off += c.out[off] + 1
+            qsort(recs, n_rec, sizeof(uint8_t*), _record_cmp)
+        words = []
+        for i in range(n_rec):
+            if i > 0 and _record_cmp(&recs[i - 1], &recs[i]) == 0:
+                continue
+            off = recs[i] - rp
             k = rp[off]
-            words.add(rp[off + 1:off + 1 + k])
-            off += k + 1
-        return sorted(words)
+            words.append(rp[off + 1:off + 1 + k])
+        return words
     finally:
+        free(recs)
         free(c.out)
         free(c)
         free(lanes)

@@ -65,6 +65,23 @@ def test_builder_property(words):
     assert Kwg(kwg.to_bytes()).to_bytes() == kwg.to_bytes()
 
 
+def test_build_ignores_word_order_and_repeats():
+    # the builder sorts its records itself (a radix sort, insertion for short runs): any order, with repeats,
+    # gives the same bytes, over the whole range of tiles and word lengths (three letters make long shared
+    # prefixes, with words ending inside them)
+    rng = random.Random(7)
+    words = sorted({bytes(rng.randint(1, 62) for _ in range(rng.randint(2, 15))) for _ in range(3000)} |
+                   {bytes(rng.randint(1, 3) for _ in range(rng.randint(2, 15))) for _ in range(3000)} |
+                   {bytes([1, 2]), bytes([1, 2, 1]), bytes([62] * 15)})
+    expected = build_kwg(words)
+    jumbled = words + rng.sample(words, 500)
+    rng.shuffle(jumbled)
+    assert build_kwg(jumbled) == expected
+    kwg = Kwg(expected)
+    assert kwg.words() == words
+    assert len(kwg.words(kwg.gaddag_root)) == sum(len(w) for w in words)
+
+
 def test_twl06_from_another_engine():
     path = LEXICA / "TWL06.kwg"
     if not path.is_file():

@@ -102,6 +102,19 @@ def test_pruned_words_are_exactly_the_brute_force_reading(registry, lexicon):
         assert 0 < len(words) < len(all_words) // (10 if bag == 0 else 2)
 
 
+def test_gaddag_listing_equals_the_walk_from_every_start(registry):
+    # the words through the lanes' tiles come from a GADDAG walk from each run's first tile; the DAWG walk
+    # from every start square lists the same words (positions with 0 to 8 tiles in the bag, blanks included)
+    lex = registry.get("SCOWL70")
+    blanks = 0
+    for seed in range(12):
+        g = _selfplay_until(lex, 300 + seed, (0, 2, 5, 8)[seed % 4])
+        counts = unplayed_counts(g)
+        blanks += counts[0]
+        assert pruned_words(g, gaddag=True) == pruned_words(g, gaddag=False), seed
+    assert blanks > 0
+
+
 def _placements(gen: MoveGen, g: Game, player: int) -> set[tuple]:
     gen.generate(g.board, g.rack(player), g.bag_size, None, mode="all", sort=False)
     return {m[:6] for m in gen.moves() if m[0] == "place"}
