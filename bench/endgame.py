@@ -103,7 +103,7 @@ def prune_cost(name: str, lex, game: Game) -> str:
         t1 = time.perf_counter()
         kwg = Kwg(build_kwg(words, True), "gaddag")
         t2 = time.perf_counter()
-        MoveGen(kwg, lex.ld, None)
+        MoveGen(kwg, lex.ld, None, 50, False)     # (as the endgame worker makes it: no opening map)
         t3 = time.perf_counter()
         n_words = len(words)
         parts["words"].append(t1 - t0)

@@ -320,7 +320,7 @@ cdef class EndgameWorker:
         self.n_prev_top = 0
 
     def __init__(self, Kwg kwg, LetterDistribution ld, TranspositionTable tt, int bingo_bonus=50):
-        self.mg = MoveGen(kwg, ld, None, bingo_bonus)
+        self.mg = MoveGen(kwg, ld, None, bingo_bonus, False)    # (the board is never empty in an endgame)
         self.mg.scores_only = True      # the searcher reads the lists' scores only
         self.tt = tt
         self.acap = 1 << 14

@@ -28,7 +28,12 @@ class MoveGen:
     use_opening_map: bool
     use_ext: bool
     def __init__(
-        self, kwg: Kwg, ld: LetterDistribution, klv: Klv | None = None, bingo_bonus: int = 50
+        self,
+        kwg: Kwg,
+        ld: LetterDistribution,
+        klv: Klv | None = None,
+        bingo_bonus: int = 50,
+        opening_map: bool = True,
     ) -> None: ...
     @property
     def kwg(self) -> Kwg: ...
