@@ -60,6 +60,13 @@ cdef bint _emit(Ctx* c, int length) noexcept nogil:
     return True
 
 
+cdef inline int _source(Ctx* c, int t) noexcept nogil:
+    """Which unplayed tile can stand for letter t: its own (t), else a blank (0), else none (-1)."""
+    if c.counts[t] > 0:
+        return t
+    return 0 if c.counts[0] > 0 else -1
+
+
 cdef void _through(Ctx* c, int pos, uint32_t p, int placed, bint touched) noexcept nogil:
     """Words starting at c.start that use at least one of the lane's tiles (`touched`: one is already in the
     word): fill square pos from list p. On a lane of empty squares only, started with touched set, this lists
@@ -84,7 +91,7 @@ cdef void _through(Ctx* c, int pos, uint32_t p, int placed, bint touched) noexce
     q = p
     while True:
         t = kwg_tile(c.nodes, q)
-        use = t if c.counts[t] > 0 else (0 if c.counts[0] > 0 else -1)
+        use = _source(c, t)
         if use >= 0:
             c.counts[use] -= 1
             c.word[pos - c.start] = <ml_t> t
@@ -138,7 +145,7 @@ cdef void _left(Ctx* c, int a, int pos, uint32_t q, int placed) noexcept nogil:
     while True:
         t = kwg_tile(c.nodes, r)
         if t != 0:
-            use = t if c.counts[t] > 0 else (0 if c.counts[0] > 0 else -1)
+            use = _source(c, t)
             if use >= 0:
                 c.counts[use] -= 1
                 c.sq[pos - 1] = <ml_t> t
@@ -171,7 +178,7 @@ cdef void _right(Ctx* c, int st, int pos, uint32_t p, int placed) noexcept nogil
     while True:
         t = kwg_tile(c.nodes, q)
         if t != 0:
-            use = t if c.counts[t] > 0 else (0 if c.counts[0] > 0 else -1)
+            use = _source(c, t)
             if use >= 0:
                 c.counts[use] -= 1
                 c.sq[pos] = <ml_t> t
