@@ -32,15 +32,13 @@ cdef struct Ctx:
     ml_t line[MAX_BOARD_DIM + 1]      # unblanked letters of the lane, 0 for an empty square
     ml_t sq[MAX_BOARD_DIM + 1]        # the letters on the lane's squares of the word being built (_left, _right)
     bint tile_at_or_after[MAX_BOARD_DIM + 1]
-    int start
     int counts[MAX_ALPHABET]          # unplayed tiles by machine letter (0: blanks)
-    ml_t word[MAX_BOARD_DIM + 1]
     uint8_t* out                      # words as (length, letters...) records
     size_t n_out, cap_out
     bint failed                       # out of memory
 
 
-cdef bint _emit(Ctx* c, int length) noexcept nogil:
+cdef bint _emit(Ctx* c, const ml_t* word, int length) noexcept nogil:
     cdef size_t need = c.n_out + <size_t> length + 1
     cdef size_t cap
     cdef uint8_t* grown
@@ -55,7 +53,7 @@ cdef bint _emit(Ctx* c, int length) noexcept nogil:
         c.out = grown
         c.cap_out = cap
     c.out[c.n_out] = <uint8_t> length
-    memcpy(c.out + c.n_out + 1, c.word, length)
+    memcpy(c.out + c.n_out + 1, word, length)
     c.n_out = need
     return True
 
@@ -65,43 +63,6 @@ cdef inline int _source(Ctx* c, int t) noexcept nogil:
     if c.counts[t] > 0:
         return t
     return 0 if c.counts[0] > 0 else -1
-
-
-cdef void _through(Ctx* c, int pos, uint32_t p, int placed, bint touched) noexcept nogil:
-    """Words starting at c.start that use at least one of the lane's tiles (`touched`: one is already in the
-    word): fill square pos from list p. On a lane of empty squares only, started with touched set, this lists
-    the words of unplayed tiles that fit the lane."""
-    cdef uint32_t q
-    cdef int t, use
-    cdef bint ends
-    if pos >= c.dim or p == 0 or c.failed:
-        return
-    ends = pos + 1 == c.dim or c.line[pos + 1] == 0
-    if c.line[pos]:
-        q = kwg_seek(c.nodes, p, c.line[pos])
-        if q == 0:
-            return
-        c.word[pos - c.start] = c.line[pos]
-        if ends and placed > 0 and kwg_accepts(c.nodes, q):
-            _emit(c, pos - c.start + 1)
-        _through(c, pos + 1, kwg_arc(c.nodes, q), placed, True)
-        return
-    if not touched and not c.tile_at_or_after[pos]:
-        return            # this word can never reach one of the lane's tiles: the empty-lane pass covers it
-    q = p
-    while True:
-        t = kwg_tile(c.nodes, q)
-        use = _source(c, t)
-        if use >= 0:
-            c.counts[use] -= 1
-            c.word[pos - c.start] = <ml_t> t
-            if ends and touched and pos > c.start and kwg_accepts(c.nodes, q):
-                _emit(c, pos - c.start + 1)
-            _through(c, pos + 1, kwg_arc(c.nodes, q), placed + 1, touched)
-            c.counts[use] += 1
-        if kwg_is_end(c.nodes, q):
-            break
-        q += 1
 
 
 cdef int _record_cmp(const void* x, const void* y) noexcept nogil:
@@ -114,9 +75,9 @@ cdef int _record_cmp(const void* x, const void* y) noexcept nogil:
     return <int> a[0] - <int> b[0]
 
 
-cdef bint _emit_span(Ctx* c, int st, int en) noexcept nogil:
-    memcpy(c.word, c.sq + st, (en - st + 1) * sizeof(ml_t))
-    return _emit(c, en - st + 1)
+cdef inline bint _emit_span(Ctx* c, int st, int en) noexcept nogil:
+    """Record the word on squares st..en (c.sq)."""
+    return _emit(c, c.sq + st, en - st + 1)
 
 
 cdef void _left(Ctx* c, int a, int pos, uint32_t q, int placed) noexcept nogil:
@@ -135,7 +96,7 @@ cdef void _left(Ctx* c, int a, int pos, uint32_t q, int placed) noexcept nogil:
             _emit_span(c, pos, a)
         p = kwg_arc(c.nodes, q)
         if p != 0 and a + 1 < dim and kwg_tile(c.nodes, p) == 0:
-            _right(c, pos, a + 1, kwg_arc(c.nodes, p), placed)
+            _right(c, pos, a + 1, kwg_arc(c.nodes, p), placed, True)
     if pos == 0 or c.line[pos - 1] != 0 or (pos >= 2 and c.line[pos - 2] != 0):
         return
     p = kwg_arc(c.nodes, q)
@@ -156,9 +117,12 @@ cdef void _left(Ctx* c, int a, int pos, uint32_t q, int placed) noexcept nogil:
         r += 1
 
 
-cdef void _right(Ctx* c, int st, int pos, uint32_t p, int placed) noexcept nogil:
-    """The rest of a word started at st (squares st..pos - 1 filled): fill square pos from list p, and record
-    the word where it may end (the next square empty or the edge) with at least one tile placed."""
+cdef void _right(Ctx* c, int st, int pos, uint32_t p, int placed, bint touched) noexcept nogil:
+    """A word started at st (squares st..pos - 1 filled, c.sq) goes on rightwards: fill square pos from list p
+    (of the DAWG, or of the GADDAG past the separator), and record the word where it may end (the next square
+    empty or the edge) with at least one tile placed and one of the lane's tiles in it (`touched`: one is
+    already). On a lane of empty squares only, started with touched set, this lists the words of unplayed
+    tiles that fit the lane."""
     cdef uint32_t q
     cdef int t, use
     cdef bint ends
@@ -172,19 +136,21 @@ cdef void _right(Ctx* c, int st, int pos, uint32_t p, int placed) noexcept nogil
         c.sq[pos] = c.line[pos]
         if ends and placed > 0 and kwg_accepts(c.nodes, q):
             _emit_span(c, st, pos)
-        _right(c, st, pos + 1, kwg_arc(c.nodes, q), placed)
+        _right(c, st, pos + 1, kwg_arc(c.nodes, q), placed, True)
         return
+    if not touched and not c.tile_at_or_after[pos]:
+        return            # this word can never reach one of the lane's tiles: the empty-lane pass covers it
     q = p
     while True:
         t = kwg_tile(c.nodes, q)
-        if t != 0:
+        if t != 0:        # (the GADDAG's separator)
             use = _source(c, t)
             if use >= 0:
                 c.counts[use] -= 1
                 c.sq[pos] = <ml_t> t
-                if ends and kwg_accepts(c.nodes, q):
+                if ends and touched and pos > st and kwg_accepts(c.nodes, q):
                     _emit_span(c, st, pos)
-                _right(c, st, pos + 1, kwg_arc(c.nodes, q), placed + 1)
+                _right(c, st, pos + 1, kwg_arc(c.nodes, q), placed + 1, touched)
                 c.counts[use] += 1
         if kwg_is_end(c.nodes, q):
             break
@@ -280,13 +246,11 @@ def pruned_words(Game game, counts=None, bint gaddag=True):
                                     c.sq[s] = c.line[s]
                                     _left(c, s, s, q, 0)
                         else:
-                            c.start = s
-                            _through(c, s, kwg.dawg_root, 0, False)
+                            _right(c, s, s, kwg.dawg_root, 0, False)
             # words of unplayed tiles only: those that fit the longest run of empty squares of any lane
             memset(c.line, 0, sizeof(c.line))
             c.dim = max_run
-            c.start = 0
-            _through(c, 0, kwg.dawg_root, 0, True)
+            _right(c, 0, 0, kwg.dawg_root, 0, True)
         if c.failed:
             raise MemoryError()
         # the records sorted (as bytes sort) without duplicates, before any Python object is made
