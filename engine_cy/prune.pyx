@@ -201,7 +201,6 @@ def pruned_words(Game game, counts=None, bint gaddag=True):
     cdef const uint8_t** recs = NULL
     cdef uint32_t q
     cdef bint use_gaddag = kwg.gaddag_root != 0 and gaddag
-    cdef bytes raw
     cdef const unsigned char* rp
     if counts is None:
         counts = unplayed_counts(game)
